@@ -1,0 +1,363 @@
+"""The ParaAct grammar: parse a model's turn into a :class:`Turn` and render turns back to text.
+
+One assistant turn looks like::
+
+    <think>optional reasoning</think>
+    <phase>explore</phase>
+    <tool_call>{"name": "search_tools", "arguments": {"query": "flight status"}}</tool_call>
+    <tool_call>{"name": "search_tools", "arguments": {"query": "airport weather"}}</tool_call>
+
+or ends the episode with ``<answer>…</answer>``. :func:`parse_turn` never raises on model text:
+every problem becomes a :class:`FormatError` on the returned turn. In lenient mode (serving) the
+parser salvages what it can; in strict mode (training) the same problems are reported and nothing
+is guessed, so rewards can score them.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .tools import ToolCall, ToolResult
+
+__all__ = [
+    "META_TOOLS",
+    "FormatError",
+    "FormatErrorKind",
+    "Observation",
+    "Phase",
+    "Turn",
+    "parse_observations",
+    "parse_turn",
+    "render_observations",
+    "render_turn",
+    "turn_from_openai",
+]
+
+Phase = Literal["explore", "execute"]
+META_TOOLS: frozenset[str] = frozenset({"search_tools", "inspect_tool"})
+
+_THINK = re.compile(r"<think>(.*?)(</think>|\Z)", re.DOTALL)
+_PHASE = re.compile(r"<phase>(.*?)</phase>", re.DOTALL)
+_CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|(?=<tool_call>)|\Z)", re.DOTALL)
+_ANSWER = re.compile(r"<answer>(.*?)(</answer>|\Z)", re.DOTALL)
+_RESPONSE = re.compile(
+    r'<tool_response name="(?P<name>[^"]*)" id="(?P<id>[^"]*)">(?P<body>.*?)</tool_response>',
+    re.DOTALL,
+)
+
+
+class FormatErrorKind(str, enum.Enum):
+    """The ways a turn can violate the grammar."""
+
+    MALFORMED_JSON = "malformed_json"
+    TRUNCATED = "truncated"
+    MISSING_NAME = "missing_name"
+    BAD_ARGUMENTS = "bad_arguments"
+    UNKNOWN_PHASE = "unknown_phase"
+    MULTIPLE_PHASES = "multiple_phases"
+    PHASE_MISMATCH = "phase_mismatch"
+    CALLS_AND_ANSWER = "calls_and_answer"
+    NO_ACTION = "no_action"
+
+
+class FormatError(BaseModel):
+    """One grammar violation found in a turn, with the offending fragment (shortened)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: FormatErrorKind
+    message: str
+    fragment: str = ""
+
+
+class Turn(BaseModel):
+    """One parsed assistant turn.
+
+    ``phase`` is the declared phase, or the inferred one when ``phase_inferred`` is true.
+    ``errors`` lists every grammar violation; a turn with errors may still carry usable calls.
+    """
+
+    think: str | None = None
+    phase: Phase | None = None
+    phase_inferred: bool = False
+    calls: list[ToolCall] = Field(default_factory=list)
+    answer: str | None = None
+    errors: list[FormatError] = Field(default_factory=list)
+    text: str = ""
+
+    @property
+    def is_final(self) -> bool:
+        """True when the turn answers (and so ends the episode)."""
+        return self.answer is not None and not self.calls
+
+    @property
+    def valid(self) -> bool:
+        """True when the turn follows the grammar exactly."""
+        return not self.errors
+
+
+def _short(fragment: str, limit: int = 120) -> str:
+    fragment = fragment.strip()
+    return fragment if len(fragment) <= limit else fragment[: limit - 1] + "…"
+
+
+def infer_phase(calls: Sequence[ToolCall], meta_tools: Iterable[str] = META_TOOLS) -> Phase | None:
+    """Infer the phase of a turn from its calls: all meta-tools → explore, any other → execute."""
+    if not calls:
+        return None
+    meta = set(meta_tools)
+    return "explore" if all(call.name in meta for call in calls) else "execute"
+
+
+def _parse_call_body(body: str, index: int, id_prefix: str) -> tuple[list[ToolCall], list[FormatError]]:
+    """Parse one ``<tool_call>`` body; a JSON list of call objects is accepted too."""
+    try:
+        payload = json.loads(body)
+    except ValueError as exc:
+        error = FormatError(
+            kind=FormatErrorKind.MALFORMED_JSON,
+            message=f"tool call #{index + 1} is not valid JSON: {exc}",
+            fragment=_short(body),
+        )
+        return [], [error]
+    items = payload if isinstance(payload, list) else [payload]
+    calls: list[ToolCall] = []
+    errors: list[FormatError] = []
+    for offset, item in enumerate(items):
+        call_index = index + offset
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
+            errors.append(
+                FormatError(
+                    kind=FormatErrorKind.MISSING_NAME,
+                    message=f'tool call #{call_index + 1} needs a string "name"',
+                    fragment=_short(body),
+                )
+            )
+            continue
+        arguments: Any = item.get("arguments", item.get("parameters", {}))
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except ValueError:
+                pass
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            errors.append(
+                FormatError(
+                    kind=FormatErrorKind.BAD_ARGUMENTS,
+                    message=f'tool call #{call_index + 1} ("{item["name"]}"): "arguments" must be a JSON object',
+                    fragment=_short(body),
+                )
+            )
+            continue
+        calls.append(ToolCall(id=f"{id_prefix}_{len(calls) + index}", name=item["name"], arguments=arguments))
+    return calls, errors
+
+
+def parse_turn(
+    text: str,
+    *,
+    strict: bool = False,
+    id_prefix: str = "call",
+    meta_tools: Iterable[str] = META_TOOLS,
+) -> Turn:
+    """Parse one assistant turn. Never raises on model text.
+
+    Args:
+        text: the raw text the model produced for this turn.
+        strict: when true nothing is salvaged (an unclosed ``<answer>`` or bare text is not an
+            answer); violations are reported either way.
+        id_prefix: prefix for the call ids (``<prefix>_<i>``), unique per episode in the loop.
+        meta_tools: the explore-phase tool names, for phase inference and mismatch checks.
+    """
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    errors: list[FormatError] = []
+    think: str | None = None
+    think_match = _THINK.search(text)
+    rest = text
+    if think_match:
+        think = think_match.group(1).strip()
+        if not think_match.group(2):
+            errors.append(
+                FormatError(kind=FormatErrorKind.TRUNCATED, message="<think> is never closed")
+            )
+        rest = text[: think_match.start()] + text[think_match.end() :]
+
+    phase: Phase | None = None
+    phases = _PHASE.findall(rest)
+    if len(phases) > 1:
+        errors.append(
+            FormatError(
+                kind=FormatErrorKind.MULTIPLE_PHASES,
+                message=f"{len(phases)} <phase> tags in one turn; the first counts",
+            )
+        )
+    if phases:
+        declared = phases[0].strip().lower()
+        if declared in ("explore", "execute"):
+            phase = declared  # type: ignore[assignment]
+        else:
+            errors.append(
+                FormatError(
+                    kind=FormatErrorKind.UNKNOWN_PHASE,
+                    message=f'unknown phase "{_short(phases[0], 40)}" (use explore or execute)',
+                )
+            )
+
+    calls: list[ToolCall] = []
+    for match in _CALL.finditer(rest):
+        body = match.group(1)
+        if not match.group(2):
+            errors.append(
+                FormatError(
+                    kind=FormatErrorKind.TRUNCATED,
+                    message=f"tool call #{len(calls) + 1} is never closed",
+                    fragment=_short(body),
+                )
+            )
+            if strict:
+                continue
+        parsed, call_errors = _parse_call_body(body.strip(), len(calls), id_prefix)
+        calls.extend(parsed)
+        errors.extend(call_errors)
+
+    answer: str | None = None
+    answer_match = _ANSWER.search(rest)
+    if answer_match:
+        if answer_match.group(2):
+            answer = answer_match.group(1).strip()
+        else:
+            errors.append(FormatError(kind=FormatErrorKind.TRUNCATED, message="<answer> is never closed"))
+            if not strict:
+                answer = answer_match.group(1).strip()
+
+    if calls and answer is not None:
+        errors.append(
+            FormatError(
+                kind=FormatErrorKind.CALLS_AND_ANSWER,
+                message="a turn either calls tools or answers; the answer is ignored",
+            )
+        )
+        answer = None
+
+    has_call_tags = "<tool_call>" in rest
+    if not calls and answer is None and not has_call_tags and not answer_match:
+        bare = _PHASE.sub("", rest).strip()
+        errors.append(
+            FormatError(
+                kind=FormatErrorKind.NO_ACTION,
+                message="the turn has neither <tool_call> nor <answer>",
+                fragment=_short(bare),
+            )
+        )
+        if not strict and bare:
+            answer = bare
+
+    inferred = infer_phase(calls, meta_tools)
+    phase_inferred = False
+    if phase is None and calls:
+        phase, phase_inferred = inferred, True
+    elif phase == "explore" and inferred == "execute":
+        errors.append(
+            FormatError(
+                kind=FormatErrorKind.PHASE_MISMATCH,
+                message="an explore turn may only call search_tools / inspect_tool",
+            )
+        )
+    return Turn(
+        think=think,
+        phase=phase,
+        phase_inferred=phase_inferred,
+        calls=calls,
+        answer=answer,
+        errors=errors,
+        text=text,
+    )
+
+
+def _dump_json(value: Any) -> str:
+    # "</" is escaped as "<\/" (valid JSON) so a string value can never close the tag around it.
+    return json.dumps(value, ensure_ascii=False, default=str).replace("</", "<\\/")
+
+
+def render_turn(turn: Turn, *, include_inferred_phase: bool = True) -> str:
+    """Render a turn in the canonical grammar (the inverse of :func:`parse_turn`)."""
+    parts: list[str] = []
+    if turn.think is not None:
+        parts.append(f"<think>{turn.think}</think>")
+    if turn.phase is not None and (include_inferred_phase or not turn.phase_inferred):
+        parts.append(f"<phase>{turn.phase}</phase>")
+    for call in turn.calls:
+        parts.append(f"<tool_call>{_dump_json({'name': call.name, 'arguments': call.arguments})}</tool_call>")
+    if turn.answer is not None and not turn.calls:
+        parts.append(f"<answer>{turn.answer}</answer>")
+    return "\n".join(parts)
+
+
+class Observation(BaseModel):
+    """One ``<tool_response>`` block read back from a tool message."""
+
+    name: str
+    id: str
+    content: Any
+
+
+def render_observations(results: Sequence[ToolResult]) -> str:
+    """Render one turn's results as the tool message: one block per call, in call order."""
+    return "\n".join(
+        f'<tool_response name="{result.name}" id="{result.call_id}">{_dump_json(result.observation())}</tool_response>'
+        for result in results
+    )
+
+
+def parse_observations(text: str) -> list[Observation]:
+    """Read the ``<tool_response>`` blocks of a tool message (JSON bodies; raw text if not JSON)."""
+    observations = []
+    for match in _RESPONSE.finditer(text):
+        body = match.group("body")
+        try:
+            content = json.loads(body)
+        except ValueError:
+            content = body
+        observations.append(Observation(name=match.group("name"), id=match.group("id"), content=content))
+    return observations
+
+
+def turn_from_openai(
+    content: str | None,
+    tool_calls: Sequence[dict[str, Any]] | None,
+    *,
+    id_prefix: str = "call",
+    meta_tools: Iterable[str] = META_TOOLS,
+) -> Turn:
+    """Map an OpenAI-style assistant message (``content`` + structured ``tool_calls``) to a turn.
+
+    Servers such as ``vllm serve --tool-call-parser hermes`` return calls structured; the text part
+    may still carry ``<think>``/``<phase>``. Structured calls with unparseable arguments become
+    format errors exactly as textual ones do.
+    """
+    if not tool_calls:
+        return parse_turn(content or "", id_prefix=id_prefix, meta_tools=meta_tools)
+    blocks = []
+    for call in tool_calls:
+        function = call.get("function") or {}
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except ValueError:
+                blocks.append(f"<tool_call>{arguments}</tool_call>")
+                continue
+        blocks.append(
+            f"<tool_call>{_dump_json({'name': function.get('name'), 'arguments': arguments})}</tool_call>"
+        )
+    text = _CALL.sub("", content or "").strip()
+    return parse_turn("\n".join([text, *blocks]).strip(), id_prefix=id_prefix, meta_tools=meta_tools)
