@@ -191,8 +191,9 @@ def parse_turn(
             )
         rest = text[: think_match.start()] + text[think_match.end() :]
 
+    outside = _CALL.sub(" ", rest)
     phase: Phase | None = None
-    phases = _PHASE.findall(rest)
+    phases = _PHASE.findall(outside)
     if len(phases) > 1:
         errors.append(
             FormatError(
@@ -230,7 +231,7 @@ def parse_turn(
         errors.extend(call_errors)
 
     answer: str | None = None
-    answer_match = _ANSWER.search(rest)
+    answer_match = _ANSWER.search(outside)
     if answer_match:
         if answer_match.group(2):
             answer = answer_match.group(1).strip()
@@ -250,7 +251,7 @@ def parse_turn(
 
     has_call_tags = "<tool_call>" in rest
     if not calls and answer is None and not has_call_tags and not answer_match:
-        bare = _PHASE.sub("", rest).strip()
+        bare = _PHASE.sub("", outside).strip()
         errors.append(
             FormatError(
                 kind=FormatErrorKind.NO_ACTION,
@@ -284,8 +285,8 @@ def parse_turn(
 
 
 def _dump_json(value: Any) -> str:
-    # "</" is escaped as "<\/" (valid JSON) so a string value can never close the tag around it.
-    return json.dumps(value, ensure_ascii=False, default=str).replace("</", "<\\/")
+    # "<" inside JSON strings is written as \u003c (valid JSON), so no value can open or close a tag.
+    return json.dumps(value, ensure_ascii=False, default=str).replace("<", "\\u003c")
 
 
 def render_turn(turn: Turn, *, include_inferred_phase: bool = True) -> str:

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from .actions import FormatError, Phase
 from .tools import ToolCall, ToolResult
+from .trajectory import Episode
 
 __all__ = [
     "AgentEvent",
@@ -94,12 +95,10 @@ class ErrorEvent(BaseModel):
 
 
 class EpisodeFinished(BaseModel):
-    """The episode is over; ``status`` says how it ended."""
+    """The episode is over; ``episode.status`` says how it ended."""
 
     type: Literal["episode_finished"] = "episode_finished"
-    status: Literal["answered", "max_turns", "error", "cancelled"]
-    turns: int
-    answer: str | None = None
+    episode: Episode
 
 
 AgentEvent = Annotated[

@@ -124,7 +124,7 @@ class ToolErrorKind(str, enum.Enum):
     TOO_MANY_CALLS = "too_many_calls"
     CANCELLED = "cancelled"
     SOURCE_UNAVAILABLE = "source_unavailable"
-    DEPENDENT_CALL = "dependent_call"
+    PHASE_CLOSED = "phase_closed"
 
 
 class ToolResult(BaseModel):

@@ -1,0 +1,304 @@
+"""The agent loop: ask the policy for a turn, run its calls in parallel, feed back the results.
+
+One loop serves the three agent modes of DESIGN §3 — ``paraact`` (phases, parallel calls),
+``react`` (one call per turn) and ``decoupled`` (explore until the first execute turn, never
+again). The loop emits typed events as it goes and always finishes its :class:`Episode` —
+answered, out of turns, failed or cancelled — and writes it when a trajectory writer is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .actions import META_TOOLS, Turn, parse_turn, render_observations, render_turn, turn_from_openai
+from .dispatch import DispatchConfig, Dispatcher
+from .errors import ConfigError, ParaAgentError
+from .events import (
+    AgentEvent,
+    AnswerEvent,
+    CallFinished,
+    CallStarted,
+    EpisodeFinished,
+    ErrorEvent,
+    PhaseEvent,
+    TextDelta,
+    TurnFinished,
+    TurnStarted,
+)
+from .meta import META_TOOL_SPECS
+from .policy.base import Completion, Message, Policy, SamplingParams
+from .prompts import AgentMode, system_prompt
+from .tools import ToolCall, ToolErrorKind, ToolResult, ToolSpec
+from .toolspace import Toolspace, ToolSession
+from .trajectory import Episode, TrajectoryWriter, TurnRecord
+
+__all__ = ["Agent", "AgentConfig", "EventCallback"]
+
+logger = logging.getLogger(__name__)
+
+EventCallback = Callable[[AgentEvent], Awaitable[None] | None]
+_MODES = ("paraact", "react", "decoupled")
+
+
+@dataclass
+class AgentConfig:
+    """How the agent runs an episode.
+
+    Attributes:
+        mode: ``paraact`` (default), ``react`` (one call per turn) or ``decoupled`` (explore,
+            then execute, never back).
+        max_turns: turns before the episode ends with status ``max_turns``.
+        dispatch: per-call timeout, concurrency limits, K_max, truncation (react forces K_max=1).
+        sampling: decoding settings passed to the policy.
+        strict: parse turns strictly (training) instead of salvaging (serving).
+        pass_tool_schemas: also send the loaded tools as OpenAI ``tools`` to the backend.
+        system_prompt_extra: text appended to the system prompt.
+    """
+
+    mode: AgentMode = "paraact"
+    max_turns: int = 12
+    dispatch: DispatchConfig = field(default_factory=DispatchConfig)
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    strict: bool = False
+    pass_tool_schemas: bool = False
+    system_prompt_extra: str = ""
+
+    def __post_init__(self) -> None:
+        if self.mode not in _MODES:
+            raise ConfigError(f"mode: unknown agent mode {self.mode!r} (use one of {', '.join(_MODES)})")
+        if self.max_turns < 1:
+            raise ConfigError(f"max_turns: must be at least 1, got {self.max_turns}")
+
+
+class Agent:
+    """Runs a policy over a toolspace in the ParaAct loop.
+
+    Example:
+        >>> agent = Agent(policy, toolspace, AgentConfig(mode="paraact"))  # doctest: +SKIP
+        >>> episode = await agent.run("weather in Paris and Rome?")  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        policy: Policy,
+        toolspace: Toolspace,
+        config: AgentConfig | None = None,
+        *,
+        trajectory: TrajectoryWriter | None = None,
+    ) -> None:
+        self.policy = policy
+        self.toolspace = toolspace
+        self.config = config or AgentConfig()
+        self.trajectory = trajectory
+        dispatch = self.config.dispatch
+        if self.config.mode == "react":
+            dispatch = dataclasses.replace(dispatch, max_calls_per_turn=1)
+        self.dispatcher = Dispatcher(toolspace, dispatch)
+
+    async def run(
+        self,
+        task: str,
+        *,
+        task_id: str | None = None,
+        on_event: EventCallback | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Episode:
+        """Run one episode and return it; ``on_event`` sees every event as it happens.
+
+        Cancelling the call cancels the calls in flight; the episode is still finished with
+        status ``cancelled`` (and written) before the cancellation propagates.
+        """
+
+        async def emit(event: AgentEvent) -> None:
+            if on_event is not None:
+                outcome = on_event(event)
+                if inspect.isawaitable(outcome):
+                    await outcome
+
+        episode = Episode(
+            task_id=task_id,
+            task=task,
+            mode=self.config.mode,
+            model=getattr(self.policy, "name", ""),
+            metadata=dict(metadata or {}),
+        )
+        started = time.perf_counter()
+        try:
+            await self._loop(episode, emit)
+        except asyncio.CancelledError:
+            episode.status = "cancelled"
+            raise
+        except ParaAgentError as exc:
+            episode.status, episode.error = "error", str(exc)
+            await emit(ErrorEvent(turn=len(episode.turns), message=str(exc), fatal=True))
+        finally:
+            episode.duration_s = time.perf_counter() - started
+            if self.trajectory is not None:
+                self.trajectory.write(episode)
+        await emit(EpisodeFinished(episode=episode))
+        return episode
+
+    async def events(self, task: str, *, task_id: str | None = None) -> AsyncIterator[AgentEvent]:
+        """Run one episode as an async stream of events (the last one is ``EpisodeFinished``).
+
+        Closing the stream early cancels the episode.
+        """
+        queue: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
+        runner = asyncio.create_task(self.run(task, task_id=task_id, on_event=queue.put))
+        runner.add_done_callback(lambda _: queue.put_nowait(None))
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+            await runner
+        finally:
+            if not runner.done():
+                runner.cancel()
+                await asyncio.gather(runner, return_exceptions=True)
+
+    def _preloaded(self, session: ToolSession) -> list[ToolSpec]:
+        return [spec for name, spec in self.toolspace.tools.items() if session.is_loaded(name)]
+
+    async def _loop(self, episode: Episode, emit: Callable[[AgentEvent], Awaitable[None]]) -> None:
+        config = self.config
+        session = self.toolspace.new_session()
+        messages = [
+            Message(
+                role="system",
+                content=system_prompt(
+                    mode=config.mode,
+                    preloaded=self._preloaded(session),
+                    max_calls_per_turn=self.dispatcher.config.max_calls_per_turn,
+                    extra=config.system_prompt_extra,
+                ),
+            ),
+            Message(role="user", content=episode.task),
+        ]
+        episode.messages = messages
+        executed = False
+        for index in range(config.max_turns):
+            await emit(TurnStarted(turn=index))
+            completion, model_latency = await self._complete(index, messages, session, emit)
+            turn = self._parse(completion, index)
+            record = TurnRecord(
+                index=index,
+                text=completion.text,
+                phase=turn.phase if config.mode != "react" else None,
+                phase_inferred=turn.phase_inferred,
+                calls=turn.calls,
+                format_errors=turn.errors,
+                answer=turn.answer if turn.is_final else None,
+                prompt_token_ids=completion.prompt_token_ids,
+                token_ids=completion.token_ids,
+                logprobs=completion.logprobs,
+                model_latency_s=model_latency,
+            )
+            episode.turns.append(record)
+            assistant_text = render_turn(turn) if completion.tool_calls else completion.text
+            messages.append(Message(role="assistant", content=assistant_text))
+            await emit(
+                PhaseEvent(
+                    turn=index,
+                    phase=record.phase,
+                    inferred=turn.phase_inferred,
+                    calls=turn.calls,
+                    format_errors=turn.errors,
+                )
+            )
+            if turn.is_final:
+                episode.answer, episode.status = turn.answer, "answered"
+                await emit(AnswerEvent(turn=index, answer=turn.answer or ""))
+                return
+            if turn.calls:
+                started = time.perf_counter()
+                record.results = await self._execute(index, turn, session, executed, emit)
+                record.tools_latency_s = time.perf_counter() - started
+                executed = executed or any(call.name not in META_TOOLS for call in turn.calls)
+                record.observation = render_observations(record.results)
+            else:
+                record.observation = render_observations([self._format_feedback(turn, index)])
+            messages.append(Message(role="tool", content=record.observation))
+            await emit(
+                TurnFinished(
+                    turn=index,
+                    phase=record.phase,
+                    n_calls=len(turn.calls),
+                    model_latency_s=record.model_latency_s,
+                    tools_latency_s=record.tools_latency_s,
+                )
+            )
+        episode.status = "max_turns"
+
+    async def _complete(
+        self,
+        index: int,
+        messages: list[Message],
+        session: ToolSession,
+        emit: Callable[[AgentEvent], Awaitable[None]],
+    ) -> tuple[Completion, float]:
+        tools = None
+        if self.config.pass_tool_schemas:
+            loaded = [spec.openai_tool() for spec in self._preloaded(session)]
+            tools = [spec.openai_tool() for spec in META_TOOL_SPECS] + loaded
+
+        async def on_text(delta: str) -> None:
+            await emit(TextDelta(turn=index, text=delta))
+
+        started = time.perf_counter()
+        completion = await self.policy.complete(
+            list(messages), sampling=self.config.sampling, tools=tools, on_text=on_text
+        )
+        return completion, time.perf_counter() - started
+
+    def _parse(self, completion: Completion, index: int) -> Turn:
+        prefix = f"t{index}"
+        if completion.tool_calls:
+            return turn_from_openai(completion.text, completion.tool_calls, id_prefix=prefix)
+        return parse_turn(completion.text, strict=self.config.strict, id_prefix=prefix)
+
+    async def _execute(
+        self,
+        index: int,
+        turn: Turn,
+        session: ToolSession,
+        executed: bool,
+        emit: Callable[[AgentEvent], Awaitable[None]],
+    ) -> list[ToolResult]:
+        refused: dict[str, ToolResult] = {}
+        if self.config.mode == "decoupled" and executed:
+            for call in turn.calls:
+                if call.name in META_TOOLS:
+                    refused[call.id] = ToolResult.failure(
+                        call,
+                        ToolErrorKind.PHASE_CLOSED,
+                        "decoupled mode: exploration is closed after the first execute turn",
+                    )
+        runnable = [call for call in turn.calls if call.id not in refused]
+
+        async def on_start(call: ToolCall) -> None:
+            await emit(CallStarted(turn=index, call=call))
+
+        async def on_finish(result: ToolResult) -> None:
+            await emit(CallFinished(turn=index, result=result))
+
+        for result in refused.values():
+            await on_finish(result)
+        results = await self.dispatcher.run_turn(runnable, session, on_start=on_start, on_finish=on_finish)
+        by_id = {result.call_id: result for result in results} | refused
+        return [by_id[call.id] for call in turn.calls]
+
+    def _format_feedback(self, turn: Turn, index: int) -> ToolResult:
+        problems = "; ".join(error.message for error in turn.errors) or "no tool call and no answer"
+        hint = "Write <tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call> blocks or <answer>...</answer>."
+        return ToolResult(
+            call_id=f"t{index}",
+            name="format_error",
+            error=f"{problems}. {hint}",
+            error_kind=ToolErrorKind.FORMAT,
+        )

@@ -1,0 +1,146 @@
+"""Episode records and their JSONL files (append-only, one episode per line, flushed per episode).
+
+Records carry token ids and log-probs when the policy backend returns them, so the trainer can
+consume rollouts token-in-token-out without re-tokenizing text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from .actions import FormatError, Phase
+from .errors import ConfigError
+from .policy.base import Message
+from .tools import ToolCall, ToolResult
+
+__all__ = ["Episode", "EpisodeStatus", "TrajectoryWriter", "TurnRecord", "read_episodes"]
+
+logger = logging.getLogger(__name__)
+
+EpisodeStatus = Literal["answered", "max_turns", "error", "cancelled"]
+
+
+class TurnRecord(BaseModel):
+    """One assistant turn with its calls, results and (when available) tokens."""
+
+    index: int
+    text: str
+    phase: Phase | None = None
+    phase_inferred: bool = False
+    calls: list[ToolCall] = Field(default_factory=list)
+    results: list[ToolResult] = Field(default_factory=list)
+    format_errors: list[FormatError] = Field(default_factory=list)
+    answer: str | None = None
+    observation: str | None = None
+    prompt_token_ids: list[int] | None = None
+    token_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+    model_latency_s: float = 0.0
+    tools_latency_s: float = 0.0
+
+
+class Episode(BaseModel):
+    """A whole run of the agent on one task."""
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
+    task_id: str | None = None
+    task: str
+    mode: str = "paraact"
+    model: str = ""
+    messages: list[Message] = Field(default_factory=list)
+    turns: list[TurnRecord] = Field(default_factory=list)
+    answer: str | None = None
+    status: EpisodeStatus = "answered"
+    error: str | None = None
+    started_at: float = Field(default_factory=time.time)
+    duration_s: float = 0.0
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def n_calls(self) -> int:
+        """All tool calls the model issued (meta-tools included)."""
+        return sum(len(turn.calls) for turn in self.turns)
+
+    def phase_counts(self) -> dict[str, int]:
+        """Number of turns per phase (``explore``, ``execute``, ``answer``)."""
+        counts = {"explore": 0, "execute": 0, "answer": 0}
+        for turn in self.turns:
+            if turn.calls and turn.phase:
+                counts[turn.phase] += 1
+            elif turn.answer is not None:
+                counts["answer"] += 1
+        return counts
+
+    @property
+    def critical_path_s(self) -> float:
+        """Wall time of the tools along the episode: the sum of each turn's slowest call."""
+        return sum(turn.tools_latency_s for turn in self.turns)
+
+
+class TrajectoryWriter:
+    """Appends episodes to a JSONL file; each write is flushed and fsynced, so a crash loses nothing.
+
+    Safe to share between concurrent episodes of one event loop.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("a", encoding="utf-8")
+        self._lock = asyncio.Lock()
+
+    def write(self, episode: Episode) -> None:
+        """Append one episode synchronously."""
+        self._file.write(episode.model_dump_json() + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    async def awrite(self, episode: Episode) -> None:
+        """Append one episode without blocking the event loop."""
+        async with self._lock:
+            await asyncio.to_thread(self.write, episode)
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+    def __enter__(self) -> TrajectoryWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def read_episodes(path: str | os.PathLike[str], *, strict: bool = False) -> Iterator[Episode]:
+    """Read episodes back from a JSONL trajectory file.
+
+    A malformed line (for instance the partial last line of a killed run) is skipped with a
+    warning, or raises :class:`ConfigError` naming the line when ``strict`` is true.
+    """
+    with Path(path).open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield Episode.model_validate(json.loads(line))
+            except (ValueError, ValidationError) as exc:
+                message = f"{path}:{number}: not an episode record ({str(exc).splitlines()[0]})"
+                if strict:
+                    raise ConfigError(message) from exc
+                logger.warning(message)
