@@ -18,6 +18,9 @@ class ToolRecord(BaseModel):
     ``provider`` becomes the tool source name (``<provider>/<name>`` is the tool id), so it must be
     a short identifier such as ``weather`` or ``aws_s3``. ``response_template`` is an example or
     template response when the upstream documents one; ``output_schema`` when it is typed.
+    ``schema_quality`` says how far the input schema can be trusted: ``spec`` (a published API
+    description), ``live`` (a server's own ``tools/list``), ``crawled`` (scraped, untyped),
+    ``synthetic`` (LLM-made, not a real interface) or empty (built-in).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -32,6 +35,7 @@ class ToolRecord(BaseModel):
     category: str = ""
     source: str = "builtin"
     license: str = ""
+    schema_quality: str = ""
 
     @property
     def id(self) -> str:
