@@ -1,0 +1,365 @@
+"""Run one turn's tool calls concurrently and turn every failure into a typed observation.
+
+Per turn, :meth:`Dispatcher.run_turn`:
+
+1. rejects calls past ``max_calls_per_turn`` (``too_many_calls``), calls to names nobody serves
+   (``unknown_tool``, with close names), to tools the session has not loaded (``unloaded_tool``),
+   and arguments that fail the tool's JSON Schema (``invalid_arguments``) — before anything runs;
+2. answers read-only calls already answered in this episode from the session cache
+   (``cached=True``) and runs identical read-only calls within the turn once;
+3. runs the rest as concurrent tasks under a per-source and a global semaphore, each attempt
+   under ``call_timeout_s`` (``timeout``); read-only or idempotent tools are retried on transient
+   errors (see :func:`is_transient_error`) with exponential back-off;
+4. maps a raising tool to ``tool_error`` and an unreachable MCP server to ``source_unavailable``,
+   and shrinks results whose JSON is longer than ``max_result_chars`` to a JSON-safe preview.
+
+Results come back in call order. ``on_start`` is called for every call, in call order, before
+anything runs; ``on_finish`` once per call as results arrive, always from the task that called
+``run_turn`` (callbacks never run concurrently with each other). Cancelling ``run_turn`` cancels
+every in-flight call. Plain tasks are used rather than a ``TaskGroup`` so that an exception from a
+callback propagates as itself, not wrapped in an ``ExceptionGroup``; ``benchmarks/dispatch.py``
+compares the fan-out options (asyncio-pool brought nothing over plain tasks).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import itertools
+import json
+import re
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, cast
+
+from .errors import ConfigError, MCPConnectionError, UnknownToolError
+from .meta import meta_tool_spec, run_meta_tool
+from .tools import ToolCall, ToolErrorKind, ToolResult, ToolSpec
+from .toolspace import ToolSession, Toolspace
+
+__all__ = ["DispatchConfig", "Dispatcher", "is_transient_error"]
+
+CallCallback = Callable[[ToolCall], Awaitable[None] | None]
+ResultCallback = Callable[[ToolResult], Awaitable[None] | None]
+
+_TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
+_TRANSIENT_STATUS_TEXT = re.compile(r"\b(?:429|500|502|503|504)\b")
+_TRANSIENT_NAME_PARTS = ("ratelimit", "toomanyrequests", "serviceunavailable", "timeout")
+_LOCAL_OS_ERRORS = (
+    FileNotFoundError,
+    FileExistsError,
+    PermissionError,
+    IsADirectoryError,
+    NotADirectoryError,
+)
+
+
+@dataclass(frozen=True)
+class DispatchConfig:
+    """Limits and policies of the dispatcher.
+
+    Attributes:
+        max_calls_per_turn: K_max; calls past it get ``too_many_calls`` and do not run.
+        call_timeout_s: limit of one attempt of one call.
+        max_concurrency: calls running at once over all sources (shared by every turn and
+            episode using this dispatcher).
+        per_source_concurrency: calls running at once on one source.
+        max_result_chars: longest JSON text of a result shown to the model.
+        read_only_retries: extra attempts for read-only or idempotent tools on transient errors.
+        retry_backoff_s: first back-off; doubled on each further retry.
+        dedup: answer repeated read-only calls from the episode's cache.
+    """
+
+    max_calls_per_turn: int = 8
+    call_timeout_s: float = 30.0
+    max_concurrency: int = 64
+    per_source_concurrency: int = 16
+    max_result_chars: int = 16_000
+    read_only_retries: int = 1
+    retry_backoff_s: float = 0.1
+    dedup: bool = True
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_calls_per_turn",
+            "max_concurrency",
+            "per_source_concurrency",
+            "max_result_chars",
+        ):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"DispatchConfig.{name} must be >= 1, got {getattr(self, name)}")
+        if self.call_timeout_s <= 0:
+            raise ConfigError(
+                f"DispatchConfig.call_timeout_s must be > 0, got {self.call_timeout_s}"
+            )
+        for name in ("read_only_retries", "retry_backoff_s"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"DispatchConfig.{name} must be >= 0, got {getattr(self, name)}")
+
+    @classmethod
+    def field_names(cls) -> list[str]:
+        """The configurable fields (for CLIs and config files)."""
+        return [item.name for item in fields(cls)]
+
+
+def is_transient_error(exc: BaseException) -> bool:
+    """True when retrying the call might succeed.
+
+    Transient are: timeouts, connection errors, other ``OSError``s except local file-system ones,
+    and errors signalling HTTP 429 or 500/502/503/504 — by an integer ``status_code``/``status``
+    attribute, by a class name containing RateLimit, TooManyRequests, ServiceUnavailable or
+    Timeout, or by one of those status codes as a word in the message. The exception and its
+    ``__cause__`` are both checked.
+    """
+    for error in (exc, exc.__cause__):
+        if error is None:
+            continue
+        if isinstance(error, (TimeoutError, ConnectionError)):
+            return True
+        if isinstance(error, OSError) and not isinstance(error, _LOCAL_OS_ERRORS):
+            return True
+        status = getattr(error, "status_code", getattr(error, "status", None))
+        if isinstance(status, int) and status in _TRANSIENT_STATUS:
+            return True
+        class_name = type(error).__name__.lower()
+        if any(part in class_name for part in _TRANSIENT_NAME_PARTS):
+            return True
+        if _TRANSIENT_STATUS_TEXT.search(str(error)):
+            return True
+    return False
+
+
+async def _notify(callback: Callable[[Any], Awaitable[None] | None] | None, value: Any) -> None:
+    if callback is None:
+        return
+    outcome = callback(value)
+    if inspect.isawaitable(outcome):
+        await outcome
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Dispatcher:
+    """Runs the tool calls of a turn against a :class:`Toolspace`.
+
+    One dispatcher may serve many concurrent episodes on one event loop: the concurrency limits
+    are shared, the loaded set and de-duplication cache live in each episode's
+    :class:`ToolSession`.
+
+    Args:
+        toolspace: where tools are looked up, validated and called.
+        config: limits and policies; defaults to :class:`DispatchConfig()`.
+    """
+
+    def __init__(self, toolspace: Toolspace, config: DispatchConfig | None = None) -> None:
+        self.toolspace = toolspace
+        self.config = config or DispatchConfig()
+        self._global = asyncio.Semaphore(self.config.max_concurrency)
+        self._per_source: dict[str, asyncio.Semaphore] = {}
+
+    async def run_turn(
+        self,
+        calls: Sequence[ToolCall],
+        session: ToolSession,
+        *,
+        on_start: CallCallback | None = None,
+        on_finish: ResultCallback | None = None,
+    ) -> list[ToolResult]:
+        """Run ``calls`` concurrently and return one result per call, in call order.
+
+        Never raises for a bad call; only cancellation and exceptions raised by the callbacks
+        propagate (in-flight calls are cancelled first).
+        """
+        for call in calls:
+            await _notify(on_start, call)
+        results: list[ToolResult | None] = [None] * len(calls)
+        leaders: dict[str, int] = {}
+        followers: dict[int, list[int]] = {}
+        runnable: list[tuple[int, ToolSpec]] = []
+        for index, call in enumerate(calls):
+            admitted = self._admit(index, call, session)
+            if isinstance(admitted, ToolResult):
+                results[index] = admitted
+                continue
+            if self._dedupable(admitted):
+                leader = leaders.setdefault(call.dedup_key(), index)
+                if leader != index:
+                    followers.setdefault(leader, []).append(index)
+                    continue
+            runnable.append((index, admitted))
+        for result in results:
+            if result is not None:
+                await _notify(on_finish, result)
+
+        specs = dict(runnable)
+        tasks = [
+            asyncio.create_task(self._execute(index, calls[index], spec, session))
+            for index, spec in runnable
+        ]
+        try:
+            for next_done in asyncio.as_completed(tasks):
+                index, result = await next_done
+                results[index] = result
+                if result.ok and self._dedupable(specs[index]):
+                    session.cache[calls[index].dedup_key()] = result
+                await _notify(on_finish, result)
+                for follower in followers.get(index, ()):
+                    results[follower] = result.model_copy(
+                        update={"call_id": calls[follower].id, "cached": True}
+                    )
+                    await _notify(on_finish, results[follower])
+        finally:
+            pending = [task for task in tasks if not task.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending)
+        return cast(list[ToolResult], results)
+
+    def _dedupable(self, spec: ToolSpec) -> bool:
+        return self.config.dedup and spec.annotations.read_only
+
+    def _admit(self, index: int, call: ToolCall, session: ToolSession) -> ToolResult | ToolSpec:
+        """Check one call before it runs: a spec to run, or the error/cached result instead."""
+        limit = self.config.max_calls_per_turn
+        if index >= limit:
+            return ToolResult.failure(
+                call,
+                ToolErrorKind.TOO_MANY_CALLS,
+                f"at most {limit} calls run per turn; call #{index + 1} was not run. "
+                "Issue it again in a later turn.",
+            )
+        meta = meta_tool_spec(call.name)
+        spec = meta or self.toolspace.get(call.name)
+        if spec is None:
+            return ToolResult.failure(
+                call, ToolErrorKind.UNKNOWN_TOOL, self.toolspace.unknown_tool_message(call.name)
+            )
+        if meta is None and not session.is_loaded(call.name):
+            return ToolResult.failure(
+                call,
+                ToolErrorKind.UNLOADED_TOOL,
+                f"tool {call.name!r} is not loaded yet: call search_tools or "
+                f'inspect_tool(name="{call.name}") first, then call it in a later turn.',
+            )
+        problem = self.toolspace.validate_arguments(call.name, call.arguments)
+        if problem is not None:
+            return ToolResult.failure(
+                call,
+                ToolErrorKind.INVALID_ARGUMENTS,
+                _shorten(
+                    f"invalid arguments for {call.name}: {problem}", self.config.max_result_chars
+                ),
+            )
+        if self._dedupable(spec):
+            cached = session.cache.get(call.dedup_key())
+            if cached is not None:
+                return cached.model_copy(
+                    update={"call_id": call.id, "cached": True, "latency_s": 0.0}
+                )
+        return spec
+
+    def _source_semaphore(self, source: str | None) -> contextlib.AbstractAsyncContextManager[Any]:
+        if source is None:
+            return contextlib.nullcontext()
+        semaphore = self._per_source.get(source)
+        if semaphore is None:
+            semaphore = self._per_source[source] = asyncio.Semaphore(
+                self.config.per_source_concurrency
+            )
+        return semaphore
+
+    async def _invoke(self, call: ToolCall, spec: ToolSpec, session: ToolSession) -> Any:
+        if meta_tool_spec(call.name) is spec:
+            return await run_meta_tool(
+                call.name, call.arguments, toolspace=self.toolspace, session=session
+            )
+        return await self.toolspace.call(call.name, call.arguments)
+
+    async def _execute(
+        self, index: int, call: ToolCall, spec: ToolSpec, session: ToolSession
+    ) -> tuple[int, ToolResult]:
+        config = self.config
+        started = time.perf_counter()
+        retryable = spec.annotations.read_only or spec.annotations.idempotent
+        retries = config.read_only_retries if retryable else 0
+        source = self.toolspace.source_of(call.name)
+        for attempt in itertools.count():
+            deadline = asyncio.timeout(config.call_timeout_s)
+            try:
+                async with self._source_semaphore(source), self._global:
+                    async with deadline:
+                        content = await self._invoke(call, spec, session)
+            except TimeoutError as exc:
+                kind, transient = ToolErrorKind.TIMEOUT, True
+                message = (
+                    f"no result within {config.call_timeout_s:g} s"
+                    if deadline.expired()
+                    else f"{type(exc).__name__}: {exc}"
+                )
+            except MCPConnectionError as exc:
+                kind, transient = ToolErrorKind.SOURCE_UNAVAILABLE, False
+                message = f"the source serving {call.name!r} is unavailable: {exc}"
+            except UnknownToolError as exc:
+                kind, transient, message = ToolErrorKind.UNKNOWN_TOOL, False, str(exc)
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise
+                kind, transient, message = ToolErrorKind.CANCELLED, False, "the call was cancelled"
+            except Exception as exc:  # noqa: BLE001 - any tool failure becomes an observation
+                kind, transient = ToolErrorKind.TOOL_ERROR, is_transient_error(exc)
+                message = f"{type(exc).__name__}: {exc}"
+            else:
+                return index, self._success(call, content, time.perf_counter() - started)
+            if transient and attempt < retries:
+                await asyncio.sleep(config.retry_backoff_s * 2**attempt)
+                continue
+            if attempt:
+                message += f" (after {attempt + 1} attempts)"
+            return index, ToolResult.failure(
+                call,
+                kind,
+                _shorten(message, config.max_result_chars),
+                latency_s=time.perf_counter() - started,
+            )
+        raise AssertionError("unreachable")
+
+    def _success(self, call: ToolCall, content: Any, latency_s: float) -> ToolResult:
+        content, truncated = self._fit(content)
+        return ToolResult(
+            call_id=call.id,
+            name=call.name,
+            content=content,
+            latency_s=latency_s,
+            truncated=truncated,
+        )
+
+    def _fit(self, content: Any) -> tuple[Any, bool]:
+        """Make ``content`` JSON-safe and at most ``max_result_chars`` long as JSON text."""
+        converted = False
+
+        def fallback(value: Any) -> str:
+            nonlocal converted
+            converted = True
+            return str(value)
+
+        text = json.dumps(content, ensure_ascii=False, default=fallback)
+        limit = self.config.max_result_chars
+        if len(text) <= limit:
+            return (json.loads(text) if converted else content), False
+        preview_chars = limit
+        while True:
+            shrunk = {
+                "truncated": True,
+                "original_chars": len(text),
+                "preview": text[:preview_chars],
+            }
+            excess = len(json.dumps(shrunk, ensure_ascii=False)) - limit
+            if excess <= 0 or preview_chars == 0:
+                return shrunk, True
+            preview_chars = max(0, preview_chars - excess)

@@ -1,0 +1,127 @@
+"""A dependency-free BM25 tool search: the default behind ``search_tools``.
+
+Each tool becomes one document built from its name (counted twice, so a query word that names
+the tool outranks one that only appears in prose), description, category and its parameters'
+names and descriptions. Identifiers are split on ``snake_case``, ``kebab-case`` and
+``camelCase`` boundaries, so ``getFlightStatus`` matches the query "flight status". Rebuilding the
+index is linear in the catalog's text, which is fine for a few thousand tools; large catalogs use
+the FAISS/BM25 hybrid of the ``retrieval`` extra.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from .tools import ToolSpec
+
+__all__ = ["KeywordToolSearch", "tokenize"]
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_STOP_WORDS = frozenset(
+    "a an and are as at be by for from in into is it of on or the this that to with".split()
+)
+
+
+def _stem(token: str) -> str:
+    # Plural folding only: enough to match "flights" with "flight" without a stemmer dependency.
+    if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        return token[:-1]
+    return token
+
+
+def tokenize(text: str) -> list[str]:
+    """Split ``text`` into lower-case search tokens (identifier-aware, stop words dropped).
+
+    Example:
+        >>> tokenize("getFlightStatus for flight_numbers")
+        ['get', 'flight', 'status', 'flight', 'number']
+    """
+    tokens: list[str] = []
+    for word in _WORD.findall(text):
+        for part in _CAMEL.findall(word):
+            token = part.lower()
+            if token not in _STOP_WORDS:
+                tokens.append(_stem(token))
+    return tokens
+
+
+def _schema_text(schema: Mapping[str, Any]) -> Iterator[str]:
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return
+    for key, value in properties.items():
+        yield str(key)
+        if isinstance(value, Mapping) and isinstance(value.get("description"), str):
+            yield value["description"]
+
+
+def _document(spec: ToolSpec) -> list[str]:
+    name_tokens = tokenize(spec.tool) + tokenize(spec.source)
+    parts = [spec.description, spec.category, *_schema_text(spec.input_schema)]
+    return name_tokens * 2 + [token for part in parts for token in tokenize(part)]
+
+
+class KeywordToolSearch:
+    """Okapi BM25 over tool documents; implements :class:`~paraagent_runtime.search.ToolSearch`.
+
+    Args:
+        k1: term-frequency saturation.
+        b: document-length normalization.
+    """
+
+    def __init__(self, *, k1: float = 1.5, b: float = 0.75) -> None:
+        self.k1 = k1
+        self.b = b
+        self._ids: list[str] = []
+        self._lengths: list[int] = []
+        self._postings: dict[str, list[tuple[int, int]]] = {}
+        self._idf: dict[str, float] = {}
+        self._average_length = 0.0
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    async def update(self, tools: Sequence[ToolSpec]) -> None:
+        """Index exactly ``tools``, replacing what was indexed before."""
+        ids: list[str] = []
+        lengths: list[int] = []
+        postings: dict[str, list[tuple[int, int]]] = {}
+        for index, spec in enumerate(tools):
+            document = _document(spec)
+            ids.append(spec.id)
+            lengths.append(len(document))
+            for token, count in Counter(document).items():
+                postings.setdefault(token, []).append((index, count))
+        total = len(ids)
+        self._ids, self._lengths, self._postings = ids, lengths, postings
+        self._average_length = (sum(lengths) / total) if total else 0.0
+        self._idf = {
+            token: math.log(1.0 + (total - len(docs) + 0.5) / (len(docs) + 0.5))
+            for token, docs in postings.items()
+        }
+
+    async def search(self, query: str, *, top_k: int = 5) -> list[tuple[str, float]]:
+        """Return up to ``top_k`` ``(tool_id, score)`` pairs, best first (ties by id)."""
+        if top_k <= 0 or not self._ids:
+            return []
+        scores: dict[int, float] = {}
+        average = self._average_length or 1.0
+        for token in set(tokenize(query)):
+            idf = self._idf.get(token)
+            if idf is None:
+                continue
+            for index, count in self._postings[token]:
+                norm = self.k1 * (1.0 - self.b + self.b * self._lengths[index] / average)
+                scores[index] = scores.get(index, 0.0) + idf * count * (self.k1 + 1.0) / (
+                    count + norm
+                )
+        best = heapq.nsmallest(
+            top_k, scores.items(), key=lambda item: (-item[1], self._ids[item[0]])
+        )
+        return [(self._ids[index], score) for index, score in best]
