@@ -1,0 +1,29 @@
+"""MCP integration: client tool sources over the ``mcp`` SDK 2.x, and paraagent's own MCP server."""
+
+from __future__ import annotations
+
+from .config import MCPConfig, MCPServerConfig, expand_variables, load_mcp_config, parse_mcp_config
+from .source import (
+    ElicitationRequest,
+    ElicitationResponse,
+    MCPTimeoutError,
+    MCPToolSource,
+    ProgressUpdate,
+    ReconnectPolicy,
+    load_mcp_sources,
+)
+
+__all__ = [
+    "ElicitationRequest",
+    "ElicitationResponse",
+    "MCPConfig",
+    "MCPServerConfig",
+    "MCPTimeoutError",
+    "MCPToolSource",
+    "ProgressUpdate",
+    "ReconnectPolicy",
+    "expand_variables",
+    "load_mcp_config",
+    "load_mcp_sources",
+    "parse_mcp_config",
+]
