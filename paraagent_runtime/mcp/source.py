@@ -424,12 +424,13 @@ class MCPToolSource:
             self._mark_dead(conn)
             raise MCPConnectionError(f"MCP server {self.name!r} is gone ({_describe(exc)})") from exc
         except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(part) for part in first["loc"]) or "result"
             raise ToolExecutionError(
-                f"{where}: the server returned a malformed result ({exc.error_count()} "
-                f"validation errors; first: {exc.errors()[0]['msg']})"
+                f"{where}: the server returned a malformed result ({field}: {first['msg']})"
             ) from exc
         except RuntimeError as exc:
-            raise ToolExecutionError(f"{where}: {exc}") from exc
+            raise ToolExecutionError(f"{where}: {str(exc).splitlines()[0]}") from exc
 
     def _mark_dead(self, conn: _Connection) -> None:
         conn.alive = False

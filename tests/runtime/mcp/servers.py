@@ -9,6 +9,7 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
 
@@ -53,7 +54,7 @@ def build_demo_server(events: list[str]) -> MCPServer:
     @server.tool()
     def fail(reason: str) -> str:
         """Always fail with ``reason``."""
-        raise ValueError(reason)
+        raise ToolError(reason)
 
     @server.tool()
     async def sleep(seconds: float, ctx: Context) -> str:
