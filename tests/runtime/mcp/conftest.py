@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from pathlib import Path
@@ -32,3 +33,32 @@ def pid_alive(pid: int) -> bool:
             return handle.read().split(") ")[-1][0] != "Z"
     except FileNotFoundError:
         return False
+
+
+class LoopbackServer:
+    """A uvicorn server running an ASGI app on 127.0.0.1 with a free port, inside the test's loop."""
+
+    def __init__(self, app: object) -> None:
+        import uvicorn
+
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+        self.server = uvicorn.Server(config)
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def port(self) -> int:
+        """The bound port."""
+        return self.server.servers[0].sockets[0].getsockname()[1]
+
+    async def __aenter__(self) -> LoopbackServer:
+        self._task = asyncio.create_task(self.server.serve())
+        while not self.server.started:
+            if self._task.done():
+                self._task.result()
+            await asyncio.sleep(0.02)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.server.should_exit = True
+        assert self._task is not None
+        await asyncio.wait_for(self._task, 10)

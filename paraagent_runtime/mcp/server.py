@@ -1,0 +1,259 @@
+"""paraagent as an MCP server other apps register (``paraagent serve``).
+
+Two faces over the same toolspace:
+
+- ``run_task(task, mode?, max_turns?)`` runs the agent and streams a progress notification per
+  phase and per call; it returns the answer and a compact trajectory.
+- gateway tools ``search_tools(query, top_k)`` and ``call_tool(name, arguments)``, so an app that
+  caps its tool count at a few dozen reaches every tool of every configured server.
+
+Over HTTP the server binds 127.0.0.1 unless told otherwise; binding any other address requires a
+bearer token, and with a token set every request without it is refused with 401.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hmac
+import ipaddress
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations as MCPToolAnnotations
+
+from ..agent import Agent, AgentConfig
+from ..errors import ConfigError, ParaAgentError
+from ..events import AgentEvent, CallFinished, CallStarted, PhaseEvent
+from ..policy.base import Policy
+from ..toolspace import Toolspace
+from ..trajectory import Episode
+
+__all__ = [
+    "BearerTokenMiddleware",
+    "build_paraagent_server",
+    "compact_trajectory",
+    "http_app",
+    "serve",
+]
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_LOOPBACK_NAMES = {"localhost"}
+
+
+def compact_trajectory(episode: Episode) -> dict[str, Any]:
+    """A small JSON view of an episode: status, answer, and per turn its phase and calls."""
+    turns = []
+    for turn in episode.turns:
+        calls = []
+        for call, result in zip(turn.calls, turn.results, strict=False):
+            entry: dict[str, Any] = {"name": call.name, "arguments": call.arguments, "ok": result.ok}
+            if not result.ok:
+                entry["error"] = result.error
+            calls.append(entry)
+        record: dict[str, Any] = {"phase": turn.phase, "calls": calls}
+        if turn.answer is not None:
+            record["answer"] = turn.answer
+        turns.append(record)
+    return {
+        "status": episode.status,
+        "answer": episode.answer,
+        "error": episode.error,
+        "n_turns": len(episode.turns),
+        "n_calls": episode.n_calls,
+        "duration_s": round(episode.duration_s, 3),
+        "turns": turns,
+    }
+
+
+def _progress_message(event: AgentEvent) -> str | None:
+    if isinstance(event, PhaseEvent):
+        return f"turn {event.turn + 1}: {event.phase or 'no phase'} ({len(event.calls)} calls)"
+    if isinstance(event, CallStarted):
+        return f"turn {event.turn + 1}: calling {event.call.name}"
+    if isinstance(event, CallFinished):
+        outcome = "ok" if event.result.ok else f"error ({event.result.error_kind.value})"  # type: ignore[union-attr]
+        return f"turn {event.turn + 1}: {event.result.name} {outcome}"
+    return None
+
+
+def build_paraagent_server(
+    toolspace: Toolspace,
+    *,
+    policy: Policy | None = None,
+    agent_config: AgentConfig | None = None,
+    gateway: bool = True,
+    name: str = "paraagent",
+) -> MCPServer:
+    """Build the MCP server exposing paraagent over ``toolspace``.
+
+    Args:
+        toolspace: The tools of the configured sources (refreshed by the caller).
+        policy: The model behind ``run_task``; without one, only the gateway tools exist.
+        agent_config: Defaults for ``run_task`` (its ``mode``/``max_turns`` override them).
+        gateway: Expose ``search_tools`` and ``call_tool``.
+        name: The server name announced to clients.
+
+    Raises:
+        ConfigError: Neither a policy nor the gateway is enabled (the server would be empty).
+    """
+    if policy is None and not gateway:
+        raise ConfigError("serve: nothing to serve (give a policy for run_task or enable the gateway)")
+    server = MCPServer(name, instructions=_instructions(policy is not None, gateway))
+    defaults = agent_config or AgentConfig()
+
+    if policy is not None:
+        agent_policy = policy
+
+        @server.tool(
+            description="Run the paraagent agent on a task over all configured tools; returns "
+            "the answer and a compact trajectory. Progress is reported per phase and per call.",
+            annotations=MCPToolAnnotations(open_world_hint=True),
+        )
+        async def run_task(
+            task: str,
+            ctx: Context,
+            mode: Literal["paraact", "react", "decoupled"] | None = None,
+            max_turns: int | None = None,
+        ) -> dict[str, Any]:
+            try:
+                config = dataclasses.replace(
+                    defaults,
+                    mode=mode or defaults.mode,
+                    max_turns=max_turns if max_turns is not None else defaults.max_turns,
+                )
+            except ConfigError as exc:
+                raise ToolError(str(exc)) from exc
+            step = 0
+
+            async def on_event(event: AgentEvent) -> None:
+                nonlocal step
+                message = _progress_message(event)
+                if message is not None:
+                    step += 1
+                    await ctx.report_progress(step, None, message)
+
+            episode = await Agent(agent_policy, toolspace, config).run(task, on_event=on_event)
+            return compact_trajectory(episode)
+
+    if gateway:
+
+        @server.tool(
+            description="Search every tool paraagent can reach; returns the best matches with "
+            "their names, descriptions and JSON input schemas (call them with call_tool).",
+            annotations=MCPToolAnnotations(read_only_hint=True, open_world_hint=False),
+        )
+        async def search_tools(query: str, top_k: int = 5) -> list[dict[str, Any]]:
+            if not 1 <= top_k <= 50:
+                raise ToolError(f"top_k: must be between 1 and 50, got {top_k}")
+            return [spec.schema_view() for spec in await toolspace.search(query, top_k=top_k)]
+
+        @server.tool(
+            description="Call a tool found with search_tools by its name, with JSON arguments.",
+            annotations=MCPToolAnnotations(open_world_hint=True),
+            structured_output=False,
+        )
+        async def call_tool(name: str, arguments: dict[str, Any] | None = None) -> str:
+            arguments = arguments or {}
+            if toolspace.get(name) is None:
+                raise ToolError(toolspace.unknown_tool_message(name))
+            problem = toolspace.validate_arguments(name, arguments)
+            if problem is not None:
+                raise ToolError(f"{name}: invalid arguments: {problem}")
+            try:
+                value = await toolspace.call(name, arguments)
+            except (ParaAgentError, TimeoutError) as exc:
+                raise ToolError(f"{name}: {exc}") from exc
+            return value if isinstance(value, str) else json.dumps(value, default=str)
+
+    return server
+
+
+def _instructions(has_agent: bool, gateway: bool) -> str:
+    parts = []
+    if has_agent:
+        parts.append("run_task delegates a whole task to the paraagent agent.")
+    if gateway:
+        parts.append("search_tools finds tools among all configured servers; call_tool runs one.")
+    return " ".join(parts)
+
+
+def _is_loopback(host: str) -> bool:
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class BearerTokenMiddleware:
+    """ASGI middleware refusing HTTP requests that lack ``Authorization: Bearer <token>``."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass authorized requests (and lifespan events) through; answer others with 401."""
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            given = headers.get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                body = b'{"error": "missing or invalid bearer token"}'
+                await send({
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"www-authenticate", b"Bearer"),
+                        (b"content-length", str(len(body)).encode()),
+                    ],
+                })
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(server: MCPServer, *, host: str = "127.0.0.1", token: str | None = None) -> ASGIApp:
+    """The streamable HTTP app (path ``/mcp``), behind a bearer token when one is given.
+
+    Raises:
+        ConfigError: ``host`` is not a loopback address and no token is given.
+    """
+    if not _is_loopback(host) and not token:
+        raise ConfigError(
+            f"serve: binding {host} exposes your tools to the network; "
+            "set a bearer token (--token or $PARAAGENT_SERVE_TOKEN) or bind 127.0.0.1"
+        )
+    app: ASGIApp = server.streamable_http_app(host=host)
+    return BearerTokenMiddleware(app, token) if token else app
+
+
+async def serve(
+    server: MCPServer,
+    *,
+    transport: Literal["stdio", "http"] = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+) -> None:
+    """Serve ``server`` over stdio or streamable HTTP until cancelled.
+
+    Raises:
+        ConfigError: An HTTP bind address other than loopback without a token.
+    """
+    if transport == "stdio":
+        await server.run_stdio_async()
+        return
+    import uvicorn
+
+    app = http_app(server, host=host, token=token)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    await uvicorn.Server(config).serve()

@@ -1,0 +1,137 @@
+"""paraagent's own MCP server: run_task with progress, the gateway, and the HTTP bearer guard."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client
+
+from paraagent_runtime.agent import AgentConfig
+from paraagent_runtime.errors import ConfigError, MCPConnectionError, ToolExecutionError
+from paraagent_runtime.mcp import MCPServerConfig, MCPToolSource, ProgressUpdate
+from paraagent_runtime.mcp.server import build_paraagent_server, http_app
+from paraagent_runtime.policy.scripted import ScriptedPolicy
+from paraagent_runtime.toolspace import Toolspace
+
+from .conftest import LoopbackServer
+from .servers import build_demo_server
+
+SCRIPT = [
+    '<phase>execute</phase>\n'
+    '<tool_call>{"name": "demo__add", "arguments": {"a": 2, "b": 3}}</tool_call>\n'
+    '<tool_call>{"name": "demo__add", "arguments": {"a": 10, "b": 1}}</tool_call>',
+    "<answer>5 and 11</answer>",
+]
+
+
+async def demo_toolspace() -> Toolspace:
+    toolspace = Toolspace([MCPToolSource("demo", build_demo_server([]))])
+    await toolspace.refresh()
+    return toolspace
+
+
+async def test_run_task_returns_answer_trajectory_and_progress() -> None:
+    toolspace = await demo_toolspace()
+    server = build_paraagent_server(toolspace, policy=ScriptedPolicy(SCRIPT))
+    updates: list[ProgressUpdate] = []
+    front = MCPToolSource("paraagent", server, on_progress=updates.append)
+    try:
+        names = {spec.tool for spec in await front.list_tools()}
+        assert names == {"run_task", "search_tools", "call_tool"}
+        result = await front.call_tool("run_task", {"task": "add things", "max_turns": 4})
+    finally:
+        await front.aclose()
+        await toolspace.aclose()
+    assert result["status"] == "answered" and result["answer"] == "5 and 11"
+    assert result["n_calls"] == 2
+    first = result["turns"][0]
+    assert first["phase"] == "execute"
+    assert [call["ok"] for call in first["calls"]] == [True, True]
+    messages = [update.message for update in updates]
+    assert messages[0] == "turn 1: execute (2 calls)"
+    assert messages.count("turn 1: calling demo__add") == 2
+    assert messages.count("turn 1: demo__add ok") == 2
+    assert [update.progress for update in updates] == list(range(1, len(updates) + 1))
+
+
+async def test_run_task_rejects_a_bad_max_turns() -> None:
+    toolspace = await demo_toolspace()
+    front = MCPToolSource("paraagent", build_paraagent_server(toolspace, policy=ScriptedPolicy(SCRIPT)))
+    try:
+        with pytest.raises(ToolExecutionError, match="max_turns: must be at least 1"):
+            await front.call_tool("run_task", {"task": "x", "max_turns": 0})
+        with pytest.raises(ToolExecutionError, match="mode"):
+            await front.call_tool("run_task", {"task": "x", "mode": "chaos"})
+    finally:
+        await front.aclose()
+        await toolspace.aclose()
+
+
+async def test_gateway_search_and_call() -> None:
+    toolspace = await demo_toolspace()
+    front = MCPToolSource("paraagent", build_paraagent_server(toolspace))
+    try:
+        assert {spec.tool for spec in await front.list_tools()} == {"search_tools", "call_tool"}
+        hits = await front.call_tool("search_tools", {"query": "add two integers", "top_k": 3})
+        found = hits["result"] if isinstance(hits, dict) else hits
+        assert found[0]["name"] == "demo__add"
+        assert found[0]["parameters"]["required"] == ["a", "b"]
+        value = await front.call_tool("call_tool", {"name": "demo__add", "arguments": {"a": 4, "b": 5}})
+        assert value == {"result": 9}
+        with pytest.raises(ToolExecutionError, match="unknown tool 'demo__ad'. Did you mean: demo__add"):
+            await front.call_tool("call_tool", {"name": "demo__ad", "arguments": {}})
+        with pytest.raises(ToolExecutionError, match="demo__add: invalid arguments"):
+            await front.call_tool("call_tool", {"name": "demo__add", "arguments": {"a": "x"}})
+        with pytest.raises(ToolExecutionError, match="demo__fail: .*it broke"):
+            await front.call_tool("call_tool", {"name": "demo__fail", "arguments": {"reason": "it broke"}})
+        with pytest.raises(ToolExecutionError, match="top_k"):
+            await front.call_tool("search_tools", {"query": "x", "top_k": 0})
+    finally:
+        await front.aclose()
+        await toolspace.aclose()
+
+
+def test_empty_server_is_refused() -> None:
+    with pytest.raises(ConfigError, match="nothing to serve"):
+        build_paraagent_server(Toolspace([]), gateway=False)
+
+
+def test_public_bind_requires_a_token() -> None:
+    server = build_paraagent_server(Toolspace([]))
+    with pytest.raises(ConfigError, match=r"binding 0\.0\.0\.0 .*bearer token"):
+        http_app(server, host="0.0.0.0")
+    assert http_app(server, host="127.0.0.1") is not None
+
+
+async def test_http_with_token_refuses_requests_without_it() -> None:
+    toolspace = await demo_toolspace()
+    server = build_paraagent_server(toolspace)
+    async with LoopbackServer(http_app(server, host="0.0.0.0", token="s3cret")) as http:
+        url = f"http://127.0.0.1:{http.port}/mcp"
+        async with httpx2.AsyncClient() as raw:
+            refused = await raw.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            wrong = await raw.post(url, json={}, headers={"Authorization": "Bearer nope"})
+        assert refused.status_code == 401 and wrong.status_code == 401
+        assert json.loads(refused.text)["error"] == "missing or invalid bearer token"
+        anonymous = MCPToolSource("pa", MCPServerConfig(type="http", url=url, timeout=5))
+        with pytest.raises(MCPConnectionError, match="'pa': cannot connect"):
+            await anonymous.connect()
+        await anonymous.aclose()
+        authorized = MCPToolSource("pa", MCPServerConfig(type="http", url=url, bearerToken="s3cret", timeout=5))
+        try:
+            value = await authorized.call_tool("call_tool", {"name": "demo__add", "arguments": {"a": 1, "b": 1}})
+        finally:
+            await authorized.aclose()
+    await toolspace.aclose()
+    assert value == {"result": 2}
+
+
+async def test_sdk_client_sees_gateway_tool_annotations() -> None:
+    toolspace = await demo_toolspace()
+    async with Client(build_paraagent_server(toolspace)) as client:
+        tools: dict[str, Any] = {tool.name: tool for tool in (await client.list_tools()).tools}
+    await toolspace.aclose()
+    assert tools["search_tools"].annotations.read_only_hint is True
