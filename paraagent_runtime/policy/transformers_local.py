@@ -217,6 +217,11 @@ class TransformersPolicy(Policy):
         )
         return list(encoded["input_ids"])
 
+    def token_texts(self, token_ids: Sequence[int]) -> list[str]:
+        """The text of each token id on its own (for log-prob listings)."""
+        tokenizer = self.tokenizer
+        return [tokenizer.decode([token], clean_up_tokenization_spaces=False) for token in token_ids]
+
     # -- generation --------------------------------------------------------------------------
 
     async def complete(
