@@ -232,3 +232,26 @@ async def test_closed_source_refuses_calls() -> None:
 
     with pytest.raises(MCPConnectionError, match="closed"):
         await source.call_tool("add", {"a": 1, "b": 2})
+
+
+async def test_list_changed_refreshes_a_real_toolspace() -> None:
+    from paraagent_runtime.toolspace import Toolspace
+
+    refreshed = asyncio.Event()
+    holder: list[Toolspace] = []
+
+    async def refresh(_name: str) -> None:
+        await holder[0].refresh()
+        refreshed.set()
+
+    toolspace = Toolspace([memory_source([], on_tools_changed=refresh)])
+    holder.append(toolspace)
+    try:
+        await toolspace.refresh()
+        assert "demo__fresh" not in toolspace.tools
+        assert await toolspace.call("demo__grow", {}) == {"result": "grown"}
+        await asyncio.wait_for(refreshed.wait(), 5)
+        assert "demo__fresh" in toolspace.tools
+        assert [spec.name for spec in await toolspace.search("tool added at run time", top_k=1)] == ["demo__fresh"]
+    finally:
+        await toolspace.aclose()
