@@ -1,8 +1,8 @@
-"""Dispatcher benchmark: does a turn of K parallel calls cost one call's latency, and what does
-the dispatcher itself add per call?
+"""Dispatcher benchmark: turn latency of K parallel calls, and the dispatcher's own cost.
 
-Run ``python -m benchmarks.dispatch`` (``--quick`` for a fast pass). Three measurements, each the
-median of several repeats:
+Does a turn of K parallel calls cost one call's latency, and what does the dispatcher add per
+call? Run ``python -m benchmarks.dispatch`` (``--quick`` for a fast pass). Three measurements,
+each the median of several repeats:
 
 * **turn latency** — K calls of an in-process tool that sleeps L: the turn's wall time divided
   by L (target <= 1.05 for K <= 64), next to the same calls awaited one by one (the sequential
@@ -96,7 +96,9 @@ async def _turn_latency(
 
         async def parallel(calls: list[ToolCall] = calls) -> None:
             results = await dispatcher.run_turn(calls, session)
-            assert all(result.ok for result in results), results
+            failed = [result for result in results if not result.ok]
+            if failed:
+                raise RuntimeError(f"benchmark call failed: {failed[0].error}")
 
         async def sequential(calls: list[ToolCall] = calls) -> None:
             for call in calls:
