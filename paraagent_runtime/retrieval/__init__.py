@@ -1,0 +1,84 @@
+"""Tool retrieval: dense (sentence-transformers + FAISS), BM25 and hybrid search over tool docs.
+
+Install the ``retrieval`` extra (``pip install 'paraagent[retrieval]'``) for the index; without
+it, importing the heavy parts raises :class:`~paraagent_runtime.errors.UserError` naming the
+extra, and the toolspace falls back to its keyword search. Names are imported lazily, so
+``tool_document`` and the fusion functions work without the extra.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import RetrievalConfig, SearchMode
+    from .documents import catalog_key, tool_document
+    from .encoder import DEFAULT_MODEL_NAME, Encoder, SentenceEncoder, default_model_path
+    from .fusion import FusionMethod, fuse, reciprocal_rank_fusion, score_fusion
+    from .index import HybridToolSearch, UpdateStats
+    from .metrics import completeness_at_k, ndcg_at_k, recall_at_k
+    from .rerank import CrossEncoderReranker, Reranker
+    from .store import EmbeddingStore
+
+__all__ = (
+    "DEFAULT_MODEL_NAME",
+    "CrossEncoderReranker",
+    "EmbeddingStore",
+    "Encoder",
+    "FusionMethod",
+    "HybridToolSearch",
+    "Reranker",
+    "RetrievalConfig",
+    "SearchMode",
+    "SentenceEncoder",
+    "UpdateStats",
+    "catalog_key",
+    "completeness_at_k",
+    "default_model_path",
+    "fuse",
+    "ndcg_at_k",
+    "recall_at_k",
+    "reciprocal_rank_fusion",
+    "score_fusion",
+    "tool_document",
+)
+
+_WHERE = {
+    "RetrievalConfig": "config",
+    "SearchMode": "config",
+    "catalog_key": "documents",
+    "tool_document": "documents",
+    "DEFAULT_MODEL_NAME": "encoder",
+    "Encoder": "encoder",
+    "SentenceEncoder": "encoder",
+    "default_model_path": "encoder",
+    "FusionMethod": "fusion",
+    "fuse": "fusion",
+    "reciprocal_rank_fusion": "fusion",
+    "score_fusion": "fusion",
+    "HybridToolSearch": "index",
+    "UpdateStats": "index",
+    "completeness_at_k": "metrics",
+    "ndcg_at_k": "metrics",
+    "recall_at_k": "metrics",
+    "CrossEncoderReranker": "rerank",
+    "Reranker": "rerank",
+    "EmbeddingStore": "store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        loaded = importlib.import_module(f".{module}", __name__)
+    except ModuleNotFoundError as exc:
+        from ..errors import UserError
+
+        raise UserError(
+            f"paraagent_runtime.retrieval.{name} needs {exc.name!r}: "
+            "pip install 'paraagent[retrieval]'"
+        ) from exc
+    return getattr(loaded, name)

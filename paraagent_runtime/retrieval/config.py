@@ -1,0 +1,72 @@
+"""Settings of the hybrid tool index."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ConfigError
+from .fusion import FusionMethod
+
+__all__ = ["RetrievalConfig", "SearchMode"]
+
+
+class SearchMode(str, enum.Enum):
+    """Which retriever answers a search."""
+
+    BM25 = "bm25"
+    DENSE = "dense"
+    HYBRID = "hybrid"
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    """How the tool index embeds, stores, searches and fuses.
+
+    Attributes:
+        model: Local sentence-transformers directory, or ``None`` for the bundled MiniLM.
+        index_dir: Where embeddings are persisted (``None``: memory only).
+        mode: Default retriever for :meth:`HybridToolSearch.search`.
+        fusion: Reciprocal-rank or normalized-score fusion for hybrid search (default: score
+            fusion with equal weights, the best setting on the StableToolBench dev split).
+        dense_weight: Weight of the dense ranking in the fusion (BM25 gets the rest).
+        rrf_k: Reciprocal-rank-fusion constant.
+        candidates: Depth taken from each retriever before fusion and re-ranking.
+        rerank_depth: How many fused candidates a re-ranker rescores.
+        exact_threshold: Below this many tools FAISS search is exact (flat); at or above, HNSW.
+        hnsw_m: HNSW graph degree.
+        hnsw_ef_construction: HNSW build-time beam width.
+        hnsw_ef_search: HNSW query-time beam width.
+        max_query_chars: Queries are cut to this many characters before searching.
+        two_stage: Rank providers first, then search only the tools of the best providers.
+        providers_top_k: Providers kept by the first stage of a two-stage search.
+        batch_size: Documents per embedding batch.
+    """
+
+    model: str | Path | None = None
+    index_dir: Path | None = None
+    mode: SearchMode = SearchMode.HYBRID
+    fusion: FusionMethod = FusionMethod.SCORE
+    dense_weight: float = 0.5
+    rrf_k: float = 60.0
+    candidates: int = 100
+    rerank_depth: int = 20
+    exact_threshold: int = 20_000
+    hnsw_m: int = 32
+    hnsw_ef_construction: int = 200
+    hnsw_ef_search: int = 128
+    max_query_chars: int = 2000
+    two_stage: bool = False
+    providers_top_k: int = 5
+    batch_size: int = 64
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.dense_weight <= 1.0:
+            raise ConfigError(f"dense_weight must be in [0, 1], got {self.dense_weight}")
+        for name in ("candidates", "rerank_depth", "hnsw_m", "hnsw_ef_search", "batch_size",
+                     "providers_top_k", "max_query_chars", "hnsw_ef_construction"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.rrf_k <= 0:
+            raise ConfigError(f"rrf_k must be > 0, got {self.rrf_k}")

