@@ -1,0 +1,193 @@
+"""MCP client benchmark: parallel turns against a real stdio server, and calls/s over stdio and HTTP.
+
+Measures (issue 5):
+
+1. one turn of 64 parallel calls, through the runtime's dispatcher, to a stdio server whose tool
+   sleeps ``L``: turn wall / L (1.0 is perfect overlap);
+2. the same 64 calls issued one at a time (what a sequential host does): wall, and the ratio;
+3. calls per second for a no-op tool at 1 / 16 / 256 concurrent calls, over stdio and over
+   streamable HTTP (the server runs in its own process in both cases).
+
+Run ``python -m benchmarks.mcp [--latency 0.2] [--json out.json]``; prints JSON, then a table.
+The same module is the benchmark server (``--serve stdio|http``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+
+from paraagent_runtime.dispatch import DispatchConfig, Dispatcher
+from paraagent_runtime.errors import MCPConnectionError
+from paraagent_runtime.mcp import MCPServerConfig, MCPToolSource
+from paraagent_runtime.tools import ToolCall
+from paraagent_runtime.toolspace import Toolspace
+
+TURN_CALLS = 64
+CONCURRENCY = (1, 16, 256)
+
+
+def build_server() -> MCPServer:
+    """The benchmark server: ``sleep(seconds)`` and ``noop()``."""
+    server = MCPServer("bench")
+
+    @server.tool()
+    async def sleep(seconds: float) -> str:
+        """Sleep for ``seconds``."""
+        await anyio.sleep(seconds)
+        return "ok"
+
+    @server.tool()
+    def noop() -> str:
+        """Do nothing."""
+        return "ok"
+
+    return server
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _stdio_config(timeout: float) -> MCPServerConfig:
+    return MCPServerConfig(
+        type="stdio", command=sys.executable, args=["-m", "benchmarks.mcp", "--serve", "stdio"],
+        timeout=timeout, cwd=str(Path(__file__).resolve().parents[1]),
+    )
+
+
+async def _turns(latency: float) -> dict[str, Any]:
+    source = MCPToolSource("bench", _stdio_config(timeout=latency * TURN_CALLS + 30))
+    toolspace = Toolspace([source])
+    try:
+        await toolspace.refresh()
+        config = DispatchConfig(
+            max_calls_per_turn=TURN_CALLS, max_concurrency=TURN_CALLS,
+            per_source_concurrency=TURN_CALLS, call_timeout_s=latency * TURN_CALLS + 30, dedup=False,
+        )
+        dispatcher = Dispatcher(toolspace, config)
+        calls = [ToolCall(id=f"c{i}", name="bench__sleep", arguments={"seconds": latency}) for i in range(TURN_CALLS)]
+        await dispatcher.run_turn(calls[:2], toolspace.new_session())
+        started = time.perf_counter()
+        results = await dispatcher.run_turn(calls, toolspace.new_session())
+        parallel = time.perf_counter() - started
+        failures = sum(not result.ok for result in results)
+        started = time.perf_counter()
+        for call in calls:
+            await source.call_tool("sleep", dict(call.arguments))
+        sequential = time.perf_counter() - started
+    finally:
+        await toolspace.aclose()
+    return {
+        "calls": TURN_CALLS,
+        "latency_s": latency,
+        "parallel_wall_s": round(parallel, 4),
+        "parallel_wall_over_latency": round(parallel / latency, 3),
+        "parallel_failures": failures,
+        "sequential_wall_s": round(sequential, 4),
+        "sequential_over_parallel": round(sequential / parallel, 2),
+    }
+
+
+async def _throughput(source: MCPToolSource, concurrency: int) -> float:
+    total = max(100, 2 * concurrency)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one() -> None:
+        async with gate:
+            await source.call_tool("noop", {})
+
+    await asyncio.gather(*(one() for _ in range(min(total, 32))))
+    started = time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(total)))
+    return total / (time.perf_counter() - started)
+
+
+async def _rates(transport: str) -> dict[str, float]:
+    process = None
+    if transport == "stdio":
+        config = _stdio_config(timeout=60)
+    else:
+        port = _free_port()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.mcp", "--serve", "http", "--port", str(port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        config = MCPServerConfig(type="http", url=f"http://127.0.0.1:{port}/mcp", timeout=60)
+    source = MCPToolSource("bench", config)
+    try:
+        for _ in range(200):
+            try:
+                await source.connect()
+                break
+            except MCPConnectionError:  # the HTTP server is still starting
+                await asyncio.sleep(0.05)
+        return {str(c): round(await _throughput(source, c), 1) for c in CONCURRENCY}
+    finally:
+        await source.aclose()
+        if process is not None:
+            process.terminate()
+            process.wait(10)
+
+
+async def run(latency: float) -> dict[str, Any]:
+    """Run every measurement and return the report."""
+    return {
+        "turn": await _turns(latency),
+        "calls_per_s": {"stdio": await _rates("stdio"), "http": await _rates("http")},
+    }
+
+
+def table(report: dict[str, Any]) -> str:
+    """A plain-text table of the report."""
+    turn = report["turn"]
+    lines = [
+        f"64-call turn, tool sleeps L={turn['latency_s']}s (stdio, via the dispatcher)",
+        f"  parallel   wall {turn['parallel_wall_s']:>8.3f}s   wall/L {turn['parallel_wall_over_latency']:>6.2f}",
+        f"  sequential wall {turn['sequential_wall_s']:>8.3f}s   ratio  {turn['sequential_over_parallel']:>6.1f}x",
+        "no-op calls/s    " + "".join(f"{'c=' + c:>10}" for c in report["calls_per_s"]["stdio"]),
+    ]
+    for transport, rates in report["calls_per_s"].items():
+        lines.append(f"  {transport:<15}" + "".join(f"{rate:>10.1f}" for rate in rates.values()))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Command-line entry point (benchmark, or ``--serve`` the benchmark server)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds the sleep tool sleeps")
+    parser.add_argument("--json", help="also write the JSON report to this file")
+    parser.add_argument("--serve", choices=["stdio", "http"], help="run the benchmark server instead")
+    parser.add_argument("--port", type=int, default=8766)
+    args = parser.parse_args()
+    if args.serve == "stdio":
+        build_server().run("stdio")
+        return
+    if args.serve == "http":
+        import uvicorn
+
+        uvicorn.run(build_server().streamable_http_app(), host="127.0.0.1", port=args.port, log_level="error")
+        return
+    report = asyncio.run(run(args.latency))
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.json:
+        with open(args.json, "w") as handle:
+            handle.write(text + "\n")
+    print(table(report))
+
+
+if __name__ == "__main__":
+    main()
