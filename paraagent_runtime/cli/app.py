@@ -1,0 +1,82 @@
+"""The typer application: global options and the commands that run agents."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    name="paraagent",
+    help="Parallel-acting LLM agents in open-world tool spaces (ParaAct runtime, ToolEnv, training).",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+console = Console()
+
+
+@app.callback()
+def _global(
+    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More logging (-v info, -vv debug).")] = 0,
+) -> None:
+    """Configure logging for every command."""
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+PolicyOption = Annotated[
+    str,
+    typer.Option(
+        "--policy",
+        "-p",
+        help='Policy spec: "local" (SmolLM2-135M-Instruct, offline), "local:PATH", "openai:MODEL" (with --base-url), "vllm:MODEL".',
+    ),
+]
+BaseUrlOption = Annotated[
+    str | None, typer.Option("--base-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (vllm serve).")
+]
+ModeOption = Annotated[str, typer.Option("--mode", "-m", help="Agent mode: paraact, react or decoupled.")]
+
+
+@app.command()
+def run(
+    task: Annotated[str | None, typer.Argument(help="A task in natural language.")] = None,
+    tasks: Annotated[Path | None, typer.Option("--tasks", help="JSONL file of tasks (ToolEnv tasks or {\"query\": ...}).")] = None,
+    builtin_tasks: Annotated[int, typer.Option("--builtin-tasks", help="Run the first N built-in ToolEnv tasks.")] = 0,
+    policy: PolicyOption = "local",
+    base_url: BaseUrlOption = None,
+    mode: ModeOption = "paraact",
+    max_turns: Annotated[int, typer.Option(help="Turns before an episode gives up.")] = 8,
+    max_tokens: Annotated[int, typer.Option(help="Tokens per model turn.")] = 384,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature (0 = greedy).")] = 0.0,
+    seed: Annotated[int, typer.Option(help="ToolEnv world seed for free-form tasks.")] = 0,
+    mcp_config: Annotated[Path | None, typer.Option("--mcp-config", help="mcpServers JSON: add these MCP servers' tools.")] = None,
+    trajectory: Annotated[Path | None, typer.Option("--trajectory", "-o", help="JSONL file the episodes are appended to.")] = None,
+) -> None:
+    """Run the ParaAct agent on tasks and print each phase trace, the answers and a summary."""
+    from .run_command import RunOptions, run_tasks
+
+    options = RunOptions(
+        task=task,
+        tasks_file=tasks,
+        builtin_tasks=builtin_tasks,
+        policy=policy,
+        base_url=base_url,
+        mode=mode,  # type: ignore[arg-type]
+        max_turns=max_turns,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        seed=seed,
+        mcp_config=mcp_config,
+        trajectory=trajectory or Path("runs") / f"trajectories-{time.strftime('%Y%m%d-%H%M%S')}.jsonl",
+    )
+    asyncio.run(run_tasks(options, console))
+

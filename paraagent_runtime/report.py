@@ -1,0 +1,110 @@
+"""Human-readable views of episodes: the phase trace of one episode and a summary of many."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from statistics import mean
+
+from pydantic import BaseModel
+from rich.table import Table
+from rich.text import Text
+
+from .trajectory import Episode
+
+__all__ = ["RunSummary", "summarize", "summary_table", "trace_table"]
+
+_PHASE_STYLE = {"explore": "cyan", "execute": "magenta", None: "dim"}
+
+
+def _calls_cell(episode: Episode, index: int) -> Text:
+    turn = episode.turns[index]
+    cell = Text()
+    for call, result in zip(turn.calls, turn.results or [None] * len(turn.calls), strict=False):
+        ok = result is not None and result.ok
+        cell.append("✓ " if ok else "✗ ", style="green" if ok else "red")
+        args = json.dumps(call.arguments, ensure_ascii=False)
+        cell.append(f"{call.name}({args[:60]}{'…' if len(args) > 60 else ''})")
+        if result is not None and not result.ok and result.error_kind is not None:
+            cell.append(f"  [{result.error_kind.value}]", style="red")
+        cell.append("\n")
+    if not turn.calls:
+        if turn.answer is not None:
+            cell.append(f"answer: {turn.answer[:200]}", style="bold")
+        elif turn.format_errors:
+            cell.append("format error: " + "; ".join(e.message for e in turn.format_errors)[:200], style="red")
+    cell.rstrip()
+    return cell
+
+
+def trace_table(episode: Episode) -> Table:
+    """A table with one row per turn: phase, number of calls, the calls, model and tool latency."""
+    table = Table(title=f"{episode.task_id or episode.id}: {episode.task[:90]}", title_justify="left")
+    table.add_column("turn", justify="right")
+    table.add_column("phase")
+    table.add_column("calls", justify="right")
+    table.add_column("what happened", overflow="fold")
+    table.add_column("model s", justify="right")
+    table.add_column("tools s", justify="right")
+    for index, turn in enumerate(episode.turns):
+        phase = turn.phase if turn.calls else ("answer" if turn.answer is not None else "—")
+        table.add_row(
+            str(index),
+            Text(str(phase), style=_PHASE_STYLE.get(turn.phase if turn.calls else None, "")),
+            str(len(turn.calls)),
+            _calls_cell(episode, index),
+            f"{turn.model_latency_s:.2f}",
+            f"{turn.tools_latency_s:.3f}",
+        )
+    return table
+
+
+class RunSummary(BaseModel):
+    """Aggregates over a set of episodes (success only over episodes that were checked)."""
+
+    episodes: int
+    answered: int
+    checked: int
+    succeeded: int
+    success_rate: float | None
+    mean_turns: float
+    mean_calls: float
+    mean_calls_per_tool_turn: float
+    mean_duration_s: float
+
+
+def summarize(episodes: Sequence[Episode]) -> RunSummary:
+    """Summarize episodes; ``metadata["success"]`` marks checked ones (ToolEnv tasks)."""
+    checked = [e for e in episodes if "success" in e.metadata]
+    tool_turns = [len(t.calls) for e in episodes for t in e.turns if t.calls]
+    return RunSummary(
+        episodes=len(episodes),
+        answered=sum(e.status == "answered" for e in episodes),
+        checked=len(checked),
+        succeeded=sum(bool(e.metadata["success"]) for e in checked),
+        success_rate=(sum(bool(e.metadata["success"]) for e in checked) / len(checked)) if checked else None,
+        mean_turns=mean(len(e.turns) for e in episodes) if episodes else 0.0,
+        mean_calls=mean(e.n_calls for e in episodes) if episodes else 0.0,
+        mean_calls_per_tool_turn=mean(tool_turns) if tool_turns else 0.0,
+        mean_duration_s=mean(e.duration_s for e in episodes) if episodes else 0.0,
+    )
+
+
+def summary_table(summary: RunSummary) -> Table:
+    """The summary as a two-column table."""
+    table = Table(title="summary", title_justify="left", show_header=False)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    rate = "n/a" if summary.success_rate is None else f"{summary.succeeded}/{summary.checked} = {summary.success_rate:.0%}"
+    rows = [
+        ("episodes", str(summary.episodes)),
+        ("answered", str(summary.answered)),
+        ("success (checked)", rate),
+        ("turns / episode", f"{summary.mean_turns:.1f}"),
+        ("calls / episode", f"{summary.mean_calls:.1f}"),
+        ("calls / tool turn", f"{summary.mean_calls_per_tool_turn:.2f}"),
+        ("seconds / episode", f"{summary.mean_duration_s:.1f}"),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    return table

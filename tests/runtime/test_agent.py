@@ -1,0 +1,206 @@
+"""The agent loop over a real in-process toolspace, driven by a scripted policy."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from paraagent_runtime.agent import Agent, AgentConfig
+from paraagent_runtime.dispatch import DispatchConfig
+from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.events import AnswerEvent, CallFinished, CallStarted, EpisodeFinished, ErrorEvent, TextDelta
+from paraagent_runtime.policy.base import Message
+from paraagent_runtime.policy.scripted import ScriptedPolicy
+from paraagent_runtime.sources import FunctionTool, FunctionToolSource
+from paraagent_runtime.tools import ToolAnnotations, ToolErrorKind
+from paraagent_runtime.toolspace import Toolspace
+from paraagent_runtime.trajectory import TrajectoryWriter, read_episodes
+
+
+class Tracker:
+    """Counts calls in flight so tests can see parallelism without timing."""
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.started = asyncio.Event()
+
+    async def enter(self, hold: float = 0.05) -> None:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        self.started.set()
+        try:
+            await asyncio.sleep(hold)
+        finally:
+            self.in_flight -= 1
+
+
+@pytest.fixture
+def tracker() -> Tracker:
+    return Tracker()
+
+
+@pytest.fixture
+async def toolspace(tracker: Tracker) -> Toolspace:
+    async def forecast(city: str) -> dict[str, Any]:
+        await tracker.enter()
+        return {"city": city, "temp_c": len(city) * 2.5}
+
+    async def hang(seconds: float = 60) -> str:
+        await tracker.enter(hold=seconds)
+        return "never"
+
+    def explode() -> None:
+        raise RuntimeError("disk on fire")
+
+    city = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    weather = FunctionToolSource(
+        "weather",
+        [
+            FunctionTool(forecast, description="Weather forecast for a city.", input_schema=city,
+                         annotations=ToolAnnotations(read_only=True)),
+            FunctionTool(hang, description="A tool that hangs.", input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}}),
+            FunctionTool(explode, description="A tool that raises."),
+        ],
+    )
+    space = Toolspace([weather], preload_threshold=0)
+    await space.refresh()
+    return space
+
+
+def call(tool: str, /, **arguments: Any) -> str:
+    return f"<tool_call>{json.dumps({'name': tool, 'arguments': arguments})}</tool_call>"
+
+
+EXPLORE = "<phase>explore</phase>" + call("search_tools", query="weather forecast city") + call("inspect_tool", name="weather__forecast")
+EXECUTE = "<phase>execute</phase>" + call("weather__forecast", city="Paris") + call("weather__forecast", city="Rome")
+
+
+async def test_paraact_episode_runs_parallel_calls_and_writes_trajectory(toolspace, tracker, tmp_path) -> None:
+    policy = ScriptedPolicy([EXPLORE, EXECUTE, "<answer>Paris 12.5, Rome 10.0</answer>"])
+    events: list[Any] = []
+    with TrajectoryWriter(tmp_path / "t.jsonl") as writer:
+        agent = Agent(policy, toolspace, trajectory=writer)
+        episode = await agent.run("weather in Paris and Rome", task_id="w1", on_event=events.append)
+    assert episode.status == "answered" and episode.answer == "Paris 12.5, Rome 10.0"
+    assert [t.phase for t in episode.turns[:2]] == ["explore", "execute"]
+    assert all(r.ok for t in episode.turns for r in t.results)
+    assert [r.content["temp_c"] for r in episode.turns[1].results] == [12.5, 10.0]
+    assert tracker.max_in_flight == 2
+    assert episode.phase_counts() == {"explore": 1, "execute": 1, "answer": 1}
+    assert sum(isinstance(e, CallStarted) for e in events) == 4
+    assert sum(isinstance(e, CallFinished) for e in events) == 4
+    assert any(isinstance(e, TextDelta) for e in events)
+    assert isinstance(events[-1], EpisodeFinished) and isinstance(events[-2], AnswerEvent)
+    # the model saw the observations as one tool message per turn, in call order
+    tool_message = policy.calls[2][-1]
+    assert tool_message.role == "tool" and tool_message.content.index('id="t1_0"') < tool_message.content.index('id="t1_1"')
+    (stored,) = list(read_episodes(tmp_path / "t.jsonl"))
+    assert stored.model_dump() == episode.model_dump()
+
+
+async def test_unloaded_tool_is_an_error_observation_and_the_episode_goes_on(toolspace) -> None:
+    policy = ScriptedPolicy([EXECUTE, EXPLORE, EXECUTE, "<answer>ok</answer>"])
+    episode = await Agent(policy, toolspace).run("weather")
+    assert [r.error_kind for r in episode.turns[0].results] == [ToolErrorKind.UNLOADED_TOOL] * 2
+    assert all(r.ok for r in episode.turns[2].results)
+    assert episode.status == "answered"
+
+
+@pytest.mark.parametrize(
+    ("turn", "kind"),
+    [
+        (call("nope__tool", x=1), ToolErrorKind.UNKNOWN_TOOL),
+        (call("weather__forecast", town="Paris"), ToolErrorKind.INVALID_ARGUMENTS),
+        (call("weather__explode"), ToolErrorKind.TOOL_ERROR),
+        (call("weather__hang", seconds=30), ToolErrorKind.TIMEOUT),
+    ],
+)
+async def test_bad_calls_become_typed_observations(toolspace, turn: str, kind: ToolErrorKind) -> None:
+    space_all = Toolspace(list(toolspace.sources.values()), preload_threshold=100)
+    await space_all.refresh()
+    config = AgentConfig(dispatch=DispatchConfig(call_timeout_s=0.2))
+    episode = await Agent(ScriptedPolicy([turn, "<answer>gave up</answer>"]), space_all, config).run("t")
+    (result,) = episode.turns[0].results
+    assert result.error_kind == kind and result.error
+    assert episode.status == "answered"
+
+
+async def test_malformed_turn_gets_feedback_and_the_episode_continues(toolspace) -> None:
+    policy = ScriptedPolicy(['<tool_call>{"name": "search_tools", "arguments": {"query": </tool_call>', "<answer>fine</answer>"])
+    episode = await Agent(policy, toolspace).run("t")
+    assert episode.turns[0].format_errors and not episode.turns[0].calls
+    assert "not valid JSON" in policy.calls[1][-1].content
+    assert episode.answer == "fine"
+
+
+async def test_policy_failure_ends_cleanly_and_is_written(toolspace, tmp_path) -> None:
+    events: list[Any] = []
+    with TrajectoryWriter(tmp_path / "t.jsonl") as writer:
+        episode = await Agent(ScriptedPolicy([EXPLORE]), toolspace, trajectory=writer).run("t", on_event=events.append)
+    assert episode.status == "error" and "no turn left" in (episode.error or "")
+    assert any(isinstance(e, ErrorEvent) and e.fatal for e in events)
+    assert [e.status for e in read_episodes(tmp_path / "t.jsonl")] == ["error"]
+
+
+async def test_max_turns(toolspace) -> None:
+    episode = await Agent(ScriptedPolicy([EXPLORE] * 3), toolspace, AgentConfig(max_turns=3)).run("t")
+    assert episode.status == "max_turns" and len(episode.turns) == 3
+
+
+async def test_cancel_mid_turn_cancels_calls_and_writes_episode(toolspace, tracker, tmp_path) -> None:
+    policy = ScriptedPolicy([EXPLORE.replace("weather__forecast", "weather__hang"), "<phase>execute</phase>" + call("weather__hang") + call("weather__hang")])
+    tracker.started.clear()
+    with TrajectoryWriter(tmp_path / "t.jsonl") as writer:
+        task = asyncio.create_task(Agent(policy, toolspace, trajectory=writer).run("t"))
+        await asyncio.wait_for(tracker.started.wait(), 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert tracker.in_flight == 0
+    assert [e.status for e in read_episodes(tmp_path / "t.jsonl")] == ["cancelled"]
+
+
+async def test_react_mode_runs_one_call_per_turn(toolspace) -> None:
+    policy = ScriptedPolicy([EXPLORE, EXECUTE, "<answer>x</answer>"])
+    episode = await Agent(policy, toolspace, AgentConfig(mode="react")).run("t")
+    for turn in episode.turns:
+        assert sum(r.error_kind != ToolErrorKind.TOO_MANY_CALLS for r in turn.results) <= 1
+    assert episode.turns[0].results[1].error_kind == ToolErrorKind.TOO_MANY_CALLS
+    assert "exactly ONE tool call" in policy.calls[0][0].content
+
+
+async def test_decoupled_mode_never_explores_after_executing(toolspace) -> None:
+    policy = ScriptedPolicy([EXPLORE, EXECUTE, EXPLORE, "<answer>x</answer>"])
+    episode = await Agent(policy, toolspace, AgentConfig(mode="decoupled")).run("t")
+    assert all(r.ok for r in episode.turns[0].results)
+    assert [r.error_kind for r in episode.turns[2].results] == [ToolErrorKind.PHASE_CLOSED] * 2
+
+
+async def test_events_stream_and_early_close_cancels(toolspace) -> None:
+    agent = Agent(ScriptedPolicy([EXPLORE, EXECUTE, "<answer>x</answer>"]), toolspace)
+    kinds = [event.type async for event in agent.events("t")]
+    assert kinds[0] == "turn_started" and kinds[-1] == "episode_finished"
+    stream = Agent(ScriptedPolicy([EXPLORE] * 5), toolspace).events("t")
+    assert (await anext(stream)).type == "turn_started"
+    await stream.aclose()
+
+
+def test_config_is_validated() -> None:
+    with pytest.raises(ConfigError, match="mode"):
+        AgentConfig(mode="parallel")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="max_turns"):
+        AgentConfig(max_turns=0)
+
+
+async def test_system_prompt_lists_preloaded_tools_for_small_toolspaces(toolspace) -> None:
+    small = Toolspace(list(toolspace.sources.values()), preload_threshold=10)
+    await small.refresh()
+    policy = ScriptedPolicy([EXECUTE, "<answer>x</answer>"])
+    episode = await Agent(policy, small).run("t")
+    assert "weather__forecast" in policy.calls[0][0].content
+    assert all(r.ok for r in episode.turns[0].results)
+    assert isinstance(policy.calls[0][0], Message)
