@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from paraagent_runtime.keyword_search import KeywordToolSearch, tokenize
@@ -108,3 +110,11 @@ async def test_finds_the_target_among_thousands() -> None:
 
 def test_implements_the_tool_search_protocol() -> None:
     assert isinstance(KeywordToolSearch(), ToolSearch)
+
+
+async def test_the_latest_of_concurrent_updates_wins() -> None:
+    search = KeywordToolSearch()
+    older, newer = CATALOG[:2], CATALOG[2:]
+    await asyncio.gather(search.update(older), search.update(newer))
+    assert len(search) == len(newer)
+    assert (await search.search("IATA code"))[0][0] == "airports/lookup"

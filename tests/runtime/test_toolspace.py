@@ -248,3 +248,12 @@ async def test_aclose_closes_every_source() -> None:
 def test_meta_tool_specs_match_the_grammar() -> None:
     assert {spec.name for spec in META_TOOL_SPECS} == set(META_TOOLS)
     assert all(spec.annotations.read_only for spec in META_TOOL_SPECS)
+
+
+async def test_suggest_in_a_large_toolspace_uses_the_word_shortlist() -> None:
+    tools = [_tool(f"op_{i}_records") for i in range(2500)]
+    tools.append(_tool("get_bucket_policy"))
+    toolspace = await _toolspace(FunctionToolSource("s3", tools))
+    assert toolspace.suggest("s3__get_bucket_polcy")[0] == "s3__get_bucket_policy"
+    assert toolspace.suggest("get_bucket_policy") == ["s3__get_bucket_policy"]
+    assert toolspace.suggest("qqq_zzz") == []
