@@ -1,4 +1,4 @@
-"""MCP client benchmark: parallel turns against a real stdio server, and calls/s over stdio and HTTP.
+"""MCP client benchmark: parallel turns on a real stdio server; calls/s over stdio and HTTP.
 
 Measures (issue 5):
 
@@ -63,8 +63,11 @@ def _free_port() -> int:
 
 def _stdio_config(timeout: float) -> MCPServerConfig:
     return MCPServerConfig(
-        type="stdio", command=sys.executable, args=["-m", "benchmarks.mcp", "--serve", "stdio"],
-        timeout=timeout, cwd=str(Path(__file__).resolve().parents[1]),
+        type="stdio",
+        command=sys.executable,
+        args=["-m", "benchmarks.mcp", "--serve", "stdio"],
+        timeout=timeout,
+        cwd=str(Path(__file__).resolve().parents[1]),
     )
 
 
@@ -74,11 +77,17 @@ async def _turns(latency: float) -> dict[str, Any]:
     try:
         await toolspace.refresh()
         config = DispatchConfig(
-            max_calls_per_turn=TURN_CALLS, max_concurrency=TURN_CALLS,
-            per_source_concurrency=TURN_CALLS, call_timeout_s=latency * TURN_CALLS + 30, dedup=False,
+            max_calls_per_turn=TURN_CALLS,
+            max_concurrency=TURN_CALLS,
+            per_source_concurrency=TURN_CALLS,
+            call_timeout_s=latency * TURN_CALLS + 30,
+            dedup=False,
         )
         dispatcher = Dispatcher(toolspace, config)
-        calls = [ToolCall(id=f"c{i}", name="bench__sleep", arguments={"seconds": latency}) for i in range(TURN_CALLS)]
+        calls = [
+            ToolCall(id=f"c{i}", name="bench__sleep", arguments={"seconds": latency})
+            for i in range(TURN_CALLS)
+        ]
         await dispatcher.run_turn(calls[:2], toolspace.new_session())
         started = time.perf_counter()
         results = await dispatcher.run_turn(calls, toolspace.new_session())
@@ -123,7 +132,8 @@ async def _rates(transport: str) -> dict[str, float]:
         port = _free_port()
         process = subprocess.Popen(
             [sys.executable, "-m", "benchmarks.mcp", "--serve", "http", "--port", str(port)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         config = MCPServerConfig(type="http", url=f"http://127.0.0.1:{port}/mcp", timeout=60)
     source = MCPToolSource("bench", config)
@@ -155,8 +165,10 @@ def table(report: dict[str, Any]) -> str:
     turn = report["turn"]
     lines = [
         f"64-call turn, tool sleeps L={turn['latency_s']}s (stdio, via the dispatcher)",
-        f"  parallel   wall {turn['parallel_wall_s']:>8.3f}s   wall/L {turn['parallel_wall_over_latency']:>6.2f}",
-        f"  sequential wall {turn['sequential_wall_s']:>8.3f}s   ratio  {turn['sequential_over_parallel']:>6.1f}x",
+        f"  parallel   wall {turn['parallel_wall_s']:>8.3f}s"
+        f"   wall/L {turn['parallel_wall_over_latency']:>6.2f}",
+        f"  sequential wall {turn['sequential_wall_s']:>8.3f}s"
+        f"   ratio  {turn['sequential_over_parallel']:>6.1f}x",
         "no-op calls/s    " + "".join(f"{'c=' + c:>10}" for c in report["calls_per_s"]["stdio"]),
     ]
     for transport, rates in report["calls_per_s"].items():
@@ -169,7 +181,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.2, help="seconds the sleep tool sleeps")
     parser.add_argument("--json", help="also write the JSON report to this file")
-    parser.add_argument("--serve", choices=["stdio", "http"], help="run the benchmark server instead")
+    parser.add_argument(
+        "--serve", choices=["stdio", "http"], help="run the benchmark server instead"
+    )
     parser.add_argument("--port", type=int, default=8766)
     args = parser.parse_args()
     if args.serve == "stdio":
@@ -178,7 +192,12 @@ def main() -> None:
     if args.serve == "http":
         import uvicorn
 
-        uvicorn.run(build_server().streamable_http_app(), host="127.0.0.1", port=args.port, log_level="error")
+        uvicorn.run(
+            build_server().streamable_http_app(),
+            host="127.0.0.1",
+            port=args.port,
+            log_level="error",
+        )
         return
     report = asyncio.run(run(args.latency))
     text = json.dumps(report, indent=2)

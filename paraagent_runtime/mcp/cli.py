@@ -24,8 +24,10 @@ serve_app = typer.Typer(add_completion=False, help="Serve paraagent as an MCP se
 def mcp_toolspace(
     path: str | Path, *, search: ToolSearch | None = None, preload_threshold: int = 32
 ) -> Toolspace:
-    """A toolspace over the servers of an MCP config file; a server's ``tools/list_changed``
-    refreshes the toolspace (and its search index). Call ``await toolspace.refresh()`` first.
+    """A toolspace over the enabled servers of an MCP config file.
+
+    A server's ``tools/list_changed`` refreshes the toolspace (and so its search index). Call
+    ``await toolspace.refresh()`` before the first use.
 
     Raises:
         ConfigError: The file cannot be used (the message names the field).
@@ -79,24 +81,40 @@ async def _serve(
 
 @serve_app.command("serve")
 def serve_command(
-    mcp_config: Annotated[Path, typer.Option("--mcp-config", help="mcpServers JSON: the servers to front.")],
+    mcp_config: Annotated[
+        Path, typer.Option("--mcp-config", help="mcpServers JSON: the servers to front.")
+    ],
     transport: Annotated[str, typer.Option("--transport", "-t", help="stdio or http.")] = "stdio",
-    host: Annotated[str, typer.Option(help="HTTP bind address (non-loopback needs --token).")] = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option(help="HTTP bind address (non-loopback needs --token).")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="HTTP port.")] = 8765,
     token: Annotated[
-        str | None, typer.Option(help="Bearer token required on every HTTP request.", envvar="PARAAGENT_SERVE_TOKEN")
+        str | None,
+        typer.Option(
+            help="Bearer token required on every HTTP request.", envvar="PARAAGENT_SERVE_TOKEN"
+        ),
     ] = None,
     policy: Annotated[
-        str | None, typer.Option("--policy", "-p", help="Policy spec for run_task; omit for the gateway only.")
+        str | None,
+        typer.Option("--policy", "-p", help="Policy spec for run_task; omit for the gateway only."),
     ] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
-    mode: Annotated[str, typer.Option("--mode", "-m", help="Default agent mode of run_task.")] = "paraact",
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")
+    ] = None,
+    mode: Annotated[
+        str, typer.Option("--mode", "-m", help="Default agent mode of run_task.")
+    ] = "paraact",
     max_turns: Annotated[int, typer.Option(help="Default turn budget of run_task.")] = 12,
-    gateway: Annotated[bool, typer.Option("--gateway/--no-gateway", help="Expose search_tools + call_tool.")] = True,
+    gateway: Annotated[
+        bool, typer.Option("--gateway/--no-gateway", help="Expose search_tools + call_tool.")
+    ] = True,
 ) -> None:
     """Serve paraagent (run_task and the search_tools/call_tool gateway) over stdio or HTTP."""
     if transport not in ("stdio", "http"):
-        raise typer.BadParameter(f"unknown transport {transport!r} (use stdio or http)", param_hint="--transport")
+        raise typer.BadParameter(
+            f"unknown transport {transport!r} (use stdio or http)", param_hint="--transport"
+        )
     if mode not in ("paraact", "react", "decoupled"):
         raise typer.BadParameter(f"unknown mode {mode!r}", param_hint="--mode")
     try:

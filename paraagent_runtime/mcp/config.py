@@ -50,8 +50,8 @@ _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 class MCPServerConfig(BaseModel):
     """How to reach one MCP server, and which of its tools to expose.
 
-    ``timeout`` bounds each call (and the connection handshake) in seconds. ``allowed_tools`` and
-    ``excluded_tools`` take tool names or shell-style patterns (``git_*``). ``type="memory"`` is
+    ``timeout`` bounds each call and ``connect_timeout`` the start and handshake, in seconds.
+    ``allowed_tools`` and ``excluded_tools`` take tool names or shell-style patterns (``git_*``). ``type="memory"`` is
     only built in code, for an ``MCPServer`` object handed to
     :class:`~paraagent_runtime.mcp.source.MCPToolSource`.
     """
@@ -67,6 +67,7 @@ class MCPServerConfig(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     bearer_token: str | None = Field(default=None, alias="bearerToken")
     timeout: float = Field(default=30.0, gt=0)
+    connect_timeout: float = Field(default=30.0, gt=0, alias="connectTimeout")
     enabled: bool = True
     allowed_tools: list[str] | None = Field(default=None, alias="allowedTools")
     excluded_tools: list[str] = Field(default_factory=list, alias="excludedTools")
@@ -120,7 +121,9 @@ def expand_variables(value: str, environ: Mapping[str, str], *, where: str) -> s
             return environ[name]
         if default is not None:
             return default
-        raise ConfigError(f"{where}: undefined variable ${{{name}}} (set it or use ${{{name}:-default}})")
+        raise ConfigError(
+            f"{where}: undefined variable ${{{name}}} (set it or use ${{{name}:-default}})"
+        )
 
     return _VARIABLE.sub(replace, value)
 

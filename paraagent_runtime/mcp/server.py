@@ -53,7 +53,11 @@ def compact_trajectory(episode: Episode) -> dict[str, Any]:
     for turn in episode.turns:
         calls = []
         for call, result in zip(turn.calls, turn.results, strict=False):
-            entry: dict[str, Any] = {"name": call.name, "arguments": call.arguments, "ok": result.ok}
+            entry: dict[str, Any] = {
+                "name": call.name,
+                "arguments": call.arguments,
+                "ok": result.ok,
+            }
             if not result.ok:
                 entry["error"] = result.error
             calls.append(entry)
@@ -104,7 +108,9 @@ def build_paraagent_server(
         ConfigError: Neither a policy nor the gateway is enabled (the server would be empty).
     """
     if policy is None and not gateway:
-        raise ConfigError("serve: nothing to serve (give a policy for run_task or enable the gateway)")
+        raise ConfigError(
+            "serve: nothing to serve (give a policy for run_task or enable the gateway)"
+        )
     server = MCPServer(name, instructions=_instructions(policy is not None, gateway))
     defaults = agent_config or AgentConfig()
 
@@ -207,15 +213,17 @@ class BearerTokenMiddleware:
             given = headers.get(b"authorization", b"")
             if not hmac.compare_digest(given, self._expected):
                 body = b'{"error": "missing or invalid bearer token"}'
-                await send({
-                    "type": "http.response.start",
-                    "status": 401,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"www-authenticate", b"Bearer"),
-                        (b"content-length", str(len(body)).encode()),
-                    ],
-                })
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b"Bearer"),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
                 await send({"type": "http.response.body", "body": body})
                 return
         await self.app(scope, receive, send)

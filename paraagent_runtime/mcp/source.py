@@ -337,7 +337,7 @@ class MCPToolSource:
                 )
             conn = _Connection(self._client(), self._tools_changed)
             try:
-                await conn.open(self.config.timeout)
+                await conn.open(self.config.connect_timeout)
             except Exception as exc:
                 self._failures += 1
                 self._last_error = _describe(exc)
@@ -422,7 +422,9 @@ class MCPToolSource:
             raise ToolExecutionError(f"{where}: {exc.message}") from exc
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
             self._mark_dead(conn)
-            raise MCPConnectionError(f"MCP server {self.name!r} is gone ({_describe(exc)})") from exc
+            raise MCPConnectionError(
+                f"MCP server {self.name!r} is gone ({_describe(exc)})"
+            ) from exc
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(part) for part in first["loc"]) or "result"
@@ -450,7 +452,9 @@ class MCPToolSource:
             read_only=read_only,
             destructive=bool(destructive) and not read_only,
             idempotent=read_only or bool(hints and hints.idempotent_hint),
-            open_world=True if hints is None or hints.open_world_hint is None else hints.open_world_hint,
+            open_world=True
+            if hints is None or hints.open_world_hint is None
+            else hints.open_world_hint,
             title=(hints.title if hints and hints.title else None) or tool.title,
         )
         return ToolSpec(

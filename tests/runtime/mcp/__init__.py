@@ -1,0 +1,1 @@
+"""Tests of the MCP client sources, configuration and server face."""

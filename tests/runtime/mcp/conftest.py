@@ -14,7 +14,9 @@ HERE = Path(__file__).parent
 
 def stdio_config(*args: str, **kwargs: object) -> MCPServerConfig:
     """A stdio config running this interpreter with ``args``."""
-    return MCPServerConfig.model_validate({"type": "stdio", "command": sys.executable, "args": list(args), **kwargs})
+    return MCPServerConfig.model_validate(
+        {"type": "stdio", "command": sys.executable, "args": list(args), **kwargs}
+    )
 
 
 def child_pids() -> list[int]:
@@ -36,7 +38,7 @@ def pid_alive(pid: int) -> bool:
 
 
 class LoopbackServer:
-    """A uvicorn server running an ASGI app on 127.0.0.1 with a free port, inside the test's loop."""
+    """A uvicorn server running an ASGI app on 127.0.0.1 (free port) in the test's loop."""
 
     def __init__(self, app: object) -> None:
         import uvicorn

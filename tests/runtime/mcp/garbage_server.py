@@ -14,7 +14,11 @@ TOOLS = [
     {
         "name": "count",
         "inputSchema": {"type": "object"},
-        "outputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+        "outputSchema": {
+            "type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "required": ["n"],
+        },
     },
 ]
 RESULTS = {
@@ -36,11 +40,14 @@ for line in sys.stdin:
     if message_id is None:
         continue
     if method == "initialize":
-        reply(message_id, {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "garbage", "version": "0"},
-        })
+        reply(
+            message_id,
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "garbage", "version": "0"},
+            },
+        )
     elif method == "tools/list":
         reply(message_id, {"tools": TOOLS})
     elif method == "tools/call":

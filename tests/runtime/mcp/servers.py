@@ -86,8 +86,12 @@ def build_demo_server(events: list[str]) -> MCPServer:
     return server
 
 
-def build_raw_server(*, tools: list[types.Tool], result: dict[str, Any] | types.CallToolResult,
-                     page_size: int | None = None) -> Server[Any]:
+def build_raw_server(
+    *,
+    tools: list[types.Tool],
+    result: dict[str, Any] | types.CallToolResult,
+    page_size: int | None = None,
+) -> Server[Any]:
     """A low-level server that lists ``tools`` (paged) and answers every call with ``result``.
 
     ``result`` may be anything, so tests can make a server return schema-invalid content.
@@ -103,9 +107,7 @@ def build_raw_server(*, tools: list[types.Tool], result: dict[str, Any] | types.
         cursor = str(end) if end < len(tools) else None
         return types.ListToolsResult(tools=tools[start:end], next_cursor=cursor)
 
-    async def call_tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> Any:
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
         return result
 
     return Server("raw", on_list_tools=list_tools, on_call_tool=call_tool)

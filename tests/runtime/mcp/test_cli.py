@@ -18,23 +18,41 @@ REPO = HERE.parents[2]
 
 def demo_config(tmp_path: Path) -> Path:
     path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": {
-        "demo": {"command": stdio_config().command, "args": [str(HERE / "demo_server.py")]},
-        "off": {"command": "never-started", "enabled": False},
-    }}))
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "demo": {
+                        "command": stdio_config().command,
+                        "args": [str(HERE / "demo_server.py")],
+                    },
+                    "off": {"command": "never-started", "enabled": False},
+                }
+            }
+        )
+    )
     return path
 
 
 @pytest.mark.slow
 async def test_serve_over_stdio_fronts_configured_servers(tmp_path: Path) -> None:
     config = demo_config(tmp_path)
-    front = MCPToolSource("pa", stdio_config(
-        "-c", "from paraagent_runtime.mcp.cli import serve_app; serve_app()",
-        "--mcp-config", str(config), cwd=str(REPO), timeout=30,
-    ))
+    front = MCPToolSource(
+        "pa",
+        stdio_config(
+            "-c",
+            "from paraagent_runtime.mcp.cli import serve_app; serve_app()",
+            "--mcp-config",
+            str(config),
+            cwd=str(REPO),
+            timeout=30,
+        ),
+    )
     try:
         assert {spec.tool for spec in await front.list_tools()} == {"search_tools", "call_tool"}
-        value = await front.call_tool("call_tool", {"name": "demo__echo", "arguments": {"text": "via gateway"}})
+        value = await front.call_tool(
+            "call_tool", {"name": "demo__echo", "arguments": {"text": "via gateway"}}
+        )
     finally:
         await front.aclose()
     assert value == {"result": "via gateway"}
@@ -56,9 +74,15 @@ def test_broken_config_is_one_line(tmp_path: Path) -> None:
     path.write_text('{"mcpServers": {"time": {"args": []}}}')
     result = CliRunner().invoke(serve_app, ["--mcp-config", str(path)])
     assert result.exit_code == 2
-    assert result.output.strip() == "error: mcp.json: mcpServers.time.command: field required (or give a 'url' for an HTTP server)"
+    assert (
+        result.output.strip()
+        == "error: mcp.json: mcpServers.time.command: field required"
+        " (or give a 'url' for an HTTP server)"
+    )
 
 
 def test_unknown_transport_is_refused(tmp_path: Path) -> None:
-    result = CliRunner().invoke(serve_app, ["--mcp-config", str(demo_config(tmp_path)), "--transport", "ws"])
+    result = CliRunner().invoke(
+        serve_app, ["--mcp-config", str(demo_config(tmp_path)), "--transport", "ws"]
+    )
     assert result.exit_code == 2 and "unknown transport 'ws'" in result.output

@@ -18,11 +18,16 @@ def write(tmp_path: Path, data: object, name: str = "mcp.json") -> Path:
 
 
 def test_claude_desktop_shape_infers_types(tmp_path: Path) -> None:
-    path = write(tmp_path, {"mcpServers": {
-        "time": {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
-        "docs": {"url": "https://example.com/mcp", "headers": {"X-Key": "k"}},
-        "legacy": {"url": "https://example.com/sse/"},
-    }})
+    path = write(
+        tmp_path,
+        {
+            "mcpServers": {
+                "time": {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
+                "docs": {"url": "https://example.com/mcp", "headers": {"X-Key": "k"}},
+                "legacy": {"url": "https://example.com/sse/"},
+            }
+        },
+    )
     config = load_mcp_config(path)
     assert list(config.servers) == ["time", "docs", "legacy"]
     assert config.servers["time"].type == "stdio"
@@ -33,21 +38,35 @@ def test_claude_desktop_shape_infers_types(tmp_path: Path) -> None:
 
 
 def test_vscode_servers_key_and_type_aliases() -> None:
-    config = parse_mcp_config({"servers": {
-        "a": {"type": "streamable-http", "url": "http://127.0.0.1:1/mcp"},
-        "b": {"type": "stdio", "command": "python"},
-    }, "inputs": []})
+    config = parse_mcp_config(
+        {
+            "servers": {
+                "a": {"type": "streamable-http", "url": "http://127.0.0.1:1/mcp"},
+                "b": {"type": "stdio", "command": "python"},
+            },
+            "inputs": [],
+        }
+    )
     assert config.servers["a"].type == "http"
     assert config.servers["b"].type == "stdio"
 
 
 def test_per_server_options() -> None:
-    config = parse_mcp_config({"mcpServers": {
-        "git": {"command": "git-mcp", "timeout": 5, "allowedTools": ["git_*"],
-                "excludedTools": ["git_reset"], "enabled": False},
-        "off": {"command": "x", "disabled": True},
-        "api": {"url": "http://h/mcp", "bearerToken": "s3cret", "headers": {"X": "1"}},
-    }})
+    config = parse_mcp_config(
+        {
+            "mcpServers": {
+                "git": {
+                    "command": "git-mcp",
+                    "timeout": 5,
+                    "allowedTools": ["git_*"],
+                    "excludedTools": ["git_reset"],
+                    "enabled": False,
+                },
+                "off": {"command": "x", "disabled": True},
+                "api": {"url": "http://h/mcp", "bearerToken": "s3cret", "headers": {"X": "1"}},
+            }
+        }
+    )
     git = config.servers["git"]
     assert git.timeout == 5
     assert git.exposes("git_status") and not git.exposes("git_reset") and not git.exposes("ls")
@@ -57,20 +76,34 @@ def test_per_server_options() -> None:
 
 def test_variable_expansion_with_defaults() -> None:
     config = parse_mcp_config(
-        {"mcpServers": {"s": {
-            "command": "${BIN}", "args": ["--root", "${ROOT:-/srv}"],
-            "env": {"TOKEN": "${TOKEN}"}, "url": "ignored",
-        }}},
+        {
+            "mcpServers": {
+                "s": {
+                    "command": "${BIN}",
+                    "args": ["--root", "${ROOT:-/srv}"],
+                    "env": {"TOKEN": "${TOKEN}"},
+                    "url": "ignored",
+                }
+            }
+        },
         environ={"BIN": "/usr/bin/tool", "TOKEN": "abc"},
     )
     server = config.servers["s"]
-    assert (server.command, server.args, server.env) == ("/usr/bin/tool", ["--root", "/srv"], {"TOKEN": "abc"})
+    assert (server.command, server.args, server.env) == (
+        "/usr/bin/tool",
+        ["--root", "/srv"],
+        {"TOKEN": "abc"},
+    )
 
 
 def test_unknown_variable_names_the_field() -> None:
     with pytest.raises(ConfigError) as info:
-        parse_mcp_config({"mcpServers": {"s": {"command": "x", "env": {"K": "${NOPE_VAR}"}}}}, environ={})
-    assert str(info.value).startswith("mcp.json: mcpServers.s.env.K: undefined variable ${NOPE_VAR}")
+        parse_mcp_config(
+            {"mcpServers": {"s": {"command": "x", "env": {"K": "${NOPE_VAR}"}}}}, environ={}
+        )
+    assert str(info.value).startswith(
+        "mcp.json: mcpServers.s.env.K: undefined variable ${NOPE_VAR}"
+    )
 
 
 def test_invalid_json_names_line_and_column(tmp_path: Path) -> None:
@@ -81,7 +114,9 @@ def test_invalid_json_names_line_and_column(tmp_path: Path) -> None:
 
 def test_missing_command_names_the_field(tmp_path: Path) -> None:
     path = write(tmp_path, {"mcpServers": {"time": {"args": ["x"]}}}, ".mcp.json")
-    with pytest.raises(ConfigError, match=r"^\.mcp\.json: mcpServers\.time\.command: field required"):
+    with pytest.raises(
+        ConfigError, match=r"^\.mcp\.json: mcpServers\.time\.command: field required"
+    ):
         load_mcp_config(path)
 
 
@@ -96,7 +131,9 @@ def test_http_without_url() -> None:
 
 
 def test_bad_type_names_the_field() -> None:
-    with pytest.raises(ConfigError, match=r"^mcp\.json: mcpServers\.t\.type: unknown transport 'websocket'"):
+    with pytest.raises(
+        ConfigError, match=r"^mcp\.json: mcpServers\.t\.type: unknown transport 'websocket'"
+    ):
         parse_mcp_config({"mcpServers": {"t": {"type": "websocket", "url": "ws://x"}}})
 
 

@@ -9,7 +9,6 @@ import httpx2
 import pytest
 from mcp import Client
 
-from paraagent_runtime.agent import AgentConfig
 from paraagent_runtime.errors import ConfigError, MCPConnectionError, ToolExecutionError
 from paraagent_runtime.mcp import MCPServerConfig, MCPToolSource, ProgressUpdate
 from paraagent_runtime.mcp.server import build_paraagent_server, http_app
@@ -20,7 +19,7 @@ from .conftest import LoopbackServer
 from .servers import build_demo_server
 
 SCRIPT = [
-    '<phase>execute</phase>\n'
+    "<phase>execute</phase>\n"
     '<tool_call>{"name": "demo__add", "arguments": {"a": 2, "b": 3}}</tool_call>\n'
     '<tool_call>{"name": "demo__add", "arguments": {"a": 10, "b": 1}}</tool_call>',
     "<answer>5 and 11</answer>",
@@ -59,7 +58,9 @@ async def test_run_task_returns_answer_trajectory_and_progress() -> None:
 
 async def test_run_task_rejects_a_bad_max_turns() -> None:
     toolspace = await demo_toolspace()
-    front = MCPToolSource("paraagent", build_paraagent_server(toolspace, policy=ScriptedPolicy(SCRIPT)))
+    front = MCPToolSource(
+        "paraagent", build_paraagent_server(toolspace, policy=ScriptedPolicy(SCRIPT))
+    )
     try:
         with pytest.raises(ToolExecutionError, match="max_turns: must be at least 1"):
             await front.call_tool("run_task", {"task": "x", "max_turns": 0})
@@ -79,14 +80,20 @@ async def test_gateway_search_and_call() -> None:
         found = hits["result"] if isinstance(hits, dict) else hits
         assert found[0]["name"] == "demo__add"
         assert found[0]["parameters"]["required"] == ["a", "b"]
-        value = await front.call_tool("call_tool", {"name": "demo__add", "arguments": {"a": 4, "b": 5}})
+        value = await front.call_tool(
+            "call_tool", {"name": "demo__add", "arguments": {"a": 4, "b": 5}}
+        )
         assert value == {"result": 9}
-        with pytest.raises(ToolExecutionError, match="unknown tool 'demo__ad'. Did you mean: demo__add"):
+        with pytest.raises(
+            ToolExecutionError, match="unknown tool 'demo__ad'. Did you mean: demo__add"
+        ):
             await front.call_tool("call_tool", {"name": "demo__ad", "arguments": {}})
         with pytest.raises(ToolExecutionError, match="demo__add: invalid arguments"):
             await front.call_tool("call_tool", {"name": "demo__add", "arguments": {"a": "x"}})
         with pytest.raises(ToolExecutionError, match="demo__fail: .*it broke"):
-            await front.call_tool("call_tool", {"name": "demo__fail", "arguments": {"reason": "it broke"}})
+            await front.call_tool(
+                "call_tool", {"name": "demo__fail", "arguments": {"reason": "it broke"}}
+            )
         with pytest.raises(ToolExecutionError, match="top_k"):
             await front.call_tool("search_tools", {"query": "x", "top_k": 0})
     finally:
@@ -120,9 +127,13 @@ async def test_http_with_token_refuses_requests_without_it() -> None:
         with pytest.raises(MCPConnectionError, match="'pa': cannot connect"):
             await anonymous.connect()
         await anonymous.aclose()
-        authorized = MCPToolSource("pa", MCPServerConfig(type="http", url=url, bearerToken="s3cret", timeout=5))
+        authorized = MCPToolSource(
+            "pa", MCPServerConfig(type="http", url=url, bearerToken="s3cret", timeout=5)
+        )
         try:
-            value = await authorized.call_tool("call_tool", {"name": "demo__add", "arguments": {"a": 1, "b": 1}})
+            value = await authorized.call_tool(
+                "call_tool", {"name": "demo__add", "arguments": {"a": 1, "b": 1}}
+            )
         finally:
             await authorized.aclose()
     await toolspace.aclose()

@@ -18,13 +18,20 @@ async def test_streamable_http_calls_progress_and_timeout() -> None:
     updates: list[ProgressUpdate] = []
     app = build_demo_server(events).streamable_http_app()
     async with LoopbackServer(app) as http:
-        config = MCPServerConfig(type="http", url=f"http://127.0.0.1:{http.port}/mcp",
-                                 headers={"X-Test": "1"}, bearerToken="t0k", timeout=0.5)
+        config = MCPServerConfig(
+            type="http",
+            url=f"http://127.0.0.1:{http.port}/mcp",
+            headers={"X-Test": "1"},
+            bearerToken="t0k",
+            timeout=0.5,
+        )
         source = MCPToolSource("web", config, on_progress=updates.append)
         try:
             specs = {spec.tool: spec for spec in await source.list_tools()}
             assert specs["add"].annotations.read_only
-            results = await asyncio.gather(*(source.call_tool("add", {"a": i, "b": i}) for i in range(16)))
+            results = await asyncio.gather(
+                *(source.call_tool("add", {"a": i, "b": i}) for i in range(16))
+            )
             assert [r["result"] for r in results] == [2 * i for i in range(16)]
             assert await source.call_tool("sleep", {"seconds": 0}) == {"result": "slept"}
             assert updates and updates[0].message == "half way"
@@ -55,7 +62,9 @@ async def test_sse_transport() -> None:
 async def test_unreachable_http_server_is_a_connection_error() -> None:
     async with LoopbackServer(build_demo_server([]).streamable_http_app()) as http:
         port = http.port
-    source = MCPToolSource("gone", MCPServerConfig(type="http", url=f"http://127.0.0.1:{port}/mcp", timeout=5))
+    source = MCPToolSource(
+        "gone", MCPServerConfig(type="http", url=f"http://127.0.0.1:{port}/mcp", timeout=5)
+    )
     with pytest.raises(MCPConnectionError, match="'gone': cannot connect"):
         await source.list_tools()
     await source.aclose()

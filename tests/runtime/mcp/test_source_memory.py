@@ -25,8 +25,12 @@ Protocol = Literal["auto", "legacy"]
 
 
 def memory_source(events: list[str], protocol: Protocol = "auto", **kwargs: Any) -> MCPToolSource:
-    config = MCPServerConfig(type="memory", protocol=protocol, timeout=kwargs.pop("timeout", 10.0),
-                             **{k: kwargs.pop(k) for k in list(kwargs) if k in ("allowedTools", "excludedTools")})
+    config = MCPServerConfig(
+        type="memory",
+        protocol=protocol,
+        timeout=kwargs.pop("timeout", 10.0),
+        **{k: kwargs.pop(k) for k in list(kwargs) if k in ("allowedTools", "excludedTools")},
+    )
     return MCPToolSource("demo", config, server=build_demo_server(events), **kwargs)
 
 
@@ -184,15 +188,24 @@ async def test_paged_tool_listing_is_complete() -> None:
 
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
-async def test_structured_content_violating_output_schema_is_a_clear_error(protocol: Protocol) -> None:
+async def test_structured_content_violating_output_schema_is_a_clear_error(
+    protocol: Protocol,
+) -> None:
     tool = types.Tool(
         name="count",
         input_schema={"type": "object"},
-        output_schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+        output_schema={
+            "type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "required": ["n"],
+        },
     )
     bad = types.CallToolResult(content=[], structured_content={"n": "many"})
-    source = MCPToolSource("raw", MCPServerConfig(type="memory", protocol=protocol),
-                           server=build_raw_server(tools=[tool], result=bad))
+    source = MCPToolSource(
+        "raw",
+        MCPServerConfig(type="memory", protocol=protocol),
+        server=build_raw_server(tools=[tool], result=bad),
+    )
     try:
         with pytest.raises(ToolExecutionError, match=r"raw/count: Invalid structured content"):
             await source.call_tool("count", {})
@@ -204,8 +217,11 @@ async def test_structured_content_violating_output_schema_is_a_clear_error(proto
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
 async def test_garbage_result_is_a_clear_error(protocol: Protocol) -> None:
     tool = types.Tool(name="junk", input_schema={"type": "object"})
-    source = MCPToolSource("raw", MCPServerConfig(type="memory", protocol=protocol),
-                           server=build_raw_server(tools=[tool], result={"content": "not a list", "isError": 3}))
+    source = MCPToolSource(
+        "raw",
+        MCPServerConfig(type="memory", protocol=protocol),
+        server=build_raw_server(tools=[tool], result={"content": "not a list", "isError": 3}),
+    )
     try:
         with pytest.raises(ToolExecutionError, match=r"raw/junk: "):
             await source.call_tool("junk", {})
@@ -216,7 +232,9 @@ async def test_garbage_result_is_a_clear_error(protocol: Protocol) -> None:
 async def test_concurrent_calls_share_one_session() -> None:
     source = memory_source([])
     try:
-        results = await asyncio.gather(*(source.call_tool("add", {"a": i, "b": 1}) for i in range(32)))
+        results = await asyncio.gather(
+            *(source.call_tool("add", {"a": i, "b": 1}) for i in range(32))
+        )
     finally:
         await source.aclose()
     assert [r["result"] for r in results] == [i + 1 for i in range(32)]
@@ -252,6 +270,8 @@ async def test_list_changed_refreshes_a_real_toolspace() -> None:
         assert await toolspace.call("demo__grow", {}) == {"result": "grown"}
         await asyncio.wait_for(refreshed.wait(), 5)
         assert "demo__fresh" in toolspace.tools
-        assert [spec.name for spec in await toolspace.search("tool added at run time", top_k=1)] == ["demo__fresh"]
+        assert [
+            spec.name for spec in await toolspace.search("tool added at run time", top_k=1)
+        ] == ["demo__fresh"]
     finally:
         await toolspace.aclose()

@@ -29,7 +29,8 @@ async def test_mcp_server_time() -> None:
         now = await source.call_tool("get_current_time", {"timezone": "Asia/Tokyo"})
         assert now["timezone"] == "Asia/Tokyo" and now["datetime"].endswith("+09:00")
         converted = await source.call_tool(
-            "convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Kolkata"}
+            "convert_time",
+            {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Kolkata"},
         )
         assert converted["target"]["datetime"].endswith("17:30:00+05:30")
         with pytest.raises(ToolExecutionError, match="Invalid timezone"):
@@ -41,15 +42,32 @@ async def test_mcp_server_time() -> None:
 async def test_mcp_server_git(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(tmp_path), "PATH": os.environ["PATH"]}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "HOME": str(tmp_path),
+        "PATH": os.environ["PATH"],
+    }
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=env)
     (repo / "notes.txt").write_text("hello\n")
     subprocess.run(["git", "-C", str(repo), "add", "notes.txt"], check=True, env=env)
-    subprocess.run(["git", "-C", str(repo), "commit", "-q", "-m", "first note"], check=True, env=env)
+    subprocess.run(
+        ["git", "-C", str(repo), "commit", "-q", "-m", "first note"], check=True, env=env
+    )
     (repo / "notes.txt").write_text("hello\nworld\n")
-    source = MCPToolSource("git", stdio_config("-m", "mcp_server_git", "--repository", str(repo),
-                                               allowedTools=["git_*"], excludedTools=["git_reset"]))
+    source = MCPToolSource(
+        "git",
+        stdio_config(
+            "-m",
+            "mcp_server_git",
+            "--repository",
+            str(repo),
+            allowedTools=["git_*"],
+            excludedTools=["git_reset"],
+        ),
+    )
     try:
         names = {spec.tool for spec in await source.list_tools()}
         assert {"git_status", "git_log", "git_diff_unstaged"} <= names
@@ -69,7 +87,9 @@ async def test_child_gets_minimal_environment_plus_env(monkeypatch: pytest.Monke
     source = MCPToolSource("demo", stdio_config(DEMO, env={"DEMO_FLAG": "on"}))
     try:
         assert await source.call_tool("getenv", {"name": "DEMO_FLAG"}) == {"result": "on"}
-        assert await source.call_tool("getenv", {"name": "PARAAGENT_PARENT_SECRET"}) == {"result": ""}
+        assert await source.call_tool("getenv", {"name": "PARAAGENT_PARENT_SECRET"}) == {
+            "result": ""
+        }
     finally:
         await source.aclose()
 
@@ -104,14 +124,18 @@ async def test_unstartable_server_backs_off() -> None:
     try:
         with pytest.raises(MCPConnectionError, match="'ghost': cannot connect"):
             await source.list_tools()
-        with pytest.raises(MCPConnectionError, match=r"unavailable .*next reconnection attempt in \d"):
+        with pytest.raises(
+            MCPConnectionError, match=r"unavailable .*next reconnection attempt in \d"
+        ):
             await source.call_tool("anything", {})
     finally:
         await source.aclose()
 
 
 async def test_missing_command_is_a_connection_error() -> None:
-    source = MCPToolSource("nope", stdio_config(timeout=5).model_copy(update={"command": "/nonexistent/mcp-bin"}))
+    source = MCPToolSource(
+        "nope", stdio_config(timeout=5).model_copy(update={"command": "/nonexistent/mcp-bin"})
+    )
     with pytest.raises(MCPConnectionError, match="'nope': cannot connect"):
         await source.connect()
     await source.aclose()
@@ -119,7 +143,9 @@ async def test_missing_command_is_a_connection_error() -> None:
 
 async def test_hung_tool_times_out_and_server_sees_cancellation(tmp_path: Path) -> None:
     marker = tmp_path / "marker"
-    source = MCPToolSource("demo", stdio_config(DEMO, env={"DEMO_MARKER": str(marker)}, timeout=1.0))
+    source = MCPToolSource(
+        "demo", stdio_config(DEMO, env={"DEMO_MARKER": str(marker)}, timeout=1.0)
+    )
     try:
         await source.connect()
         with pytest.raises(MCPTimeoutError, match=r"demo/sleep: no result within 1s"):
@@ -138,9 +164,14 @@ async def test_schema_invalid_and_garbage_results_are_clear_errors() -> None:
     source = MCPToolSource("raw", stdio_config(str(HERE / "garbage_server.py"), timeout=5))
     try:
         assert [spec.tool for spec in await source.list_tools()] == ["junk", "count"]
-        with pytest.raises(ToolExecutionError, match=r"raw/junk: the server returned a malformed result \(content: "):
+        with pytest.raises(
+            ToolExecutionError,
+            match=r"raw/junk: the server returned a malformed result \(content: ",
+        ):
             await source.call_tool("junk", {})
-        with pytest.raises(ToolExecutionError, match=r"raw/count: Invalid structured content .*'many'"):
+        with pytest.raises(
+            ToolExecutionError, match=r"raw/count: Invalid structured content .*'many'"
+        ):
             await source.call_tool("count", {})
         assert source.connected
     finally:
