@@ -26,12 +26,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import itertools
 import json
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, cast
 
 from .errors import ConfigError, MCPConnectionError, UnknownToolError
@@ -62,7 +61,8 @@ class DispatchConfig:
 
     Attributes:
         max_calls_per_turn: K_max; calls past it get ``too_many_calls`` and do not run.
-        call_timeout_s: limit of one attempt of one call.
+        call_timeout_s: limit of one attempt of one call, counted from the moment it holds its
+            concurrency slots (queueing time does not count).
         max_concurrency: calls running at once over all sources (shared by every turn and
             episode using this dispatcher).
         per_source_concurrency: calls running at once on one source.
@@ -97,11 +97,6 @@ class DispatchConfig:
         for name in ("read_only_retries", "retry_backoff_s"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"DispatchConfig.{name} must be >= 0, got {getattr(self, name)}")
-
-    @classmethod
-    def field_names(cls) -> list[str]:
-        """The configurable fields (for CLIs and config files)."""
-        return [item.name for item in fields(cls)]
 
 
 def is_transient_error(exc: BaseException) -> bool:
@@ -288,17 +283,20 @@ class Dispatcher:
         retryable = spec.annotations.read_only or spec.annotations.idempotent
         retries = config.read_only_retries if retryable else 0
         source = self.toolspace.source_of(call.name)
-        for attempt in itertools.count():
-            deadline = asyncio.timeout(config.call_timeout_s)
+        attempt = 0
+        while True:
+            deadline: asyncio.Timeout | None = None
             try:
                 async with self._source_semaphore(source), self._global:
+                    # Created only now: time spent queueing for a slot is not the call's fault.
+                    deadline = asyncio.timeout(config.call_timeout_s)
                     async with deadline:
                         content = await self._invoke(call, spec, session)
             except TimeoutError as exc:
                 kind, transient = ToolErrorKind.TIMEOUT, True
                 message = (
                     f"no result within {config.call_timeout_s:g} s"
-                    if deadline.expired()
+                    if deadline is not None and deadline.expired()
                     else f"{type(exc).__name__}: {exc}"
                 )
             except MCPConnectionError as exc:
@@ -318,6 +316,7 @@ class Dispatcher:
                 return index, self._success(call, content, time.perf_counter() - started)
             if transient and attempt < retries:
                 await asyncio.sleep(config.retry_backoff_s * 2**attempt)
+                attempt += 1
                 continue
             if attempt:
                 message += f" (after {attempt + 1} attempts)"
@@ -327,7 +326,6 @@ class Dispatcher:
                 _shorten(message, config.max_result_chars),
                 latency_s=time.perf_counter() - started,
             )
-        raise AssertionError("unreachable")
 
     def _success(self, call: ToolCall, content: Any, latency_s: float) -> ToolResult:
         content, truncated = self._fit(content)

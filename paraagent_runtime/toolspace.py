@@ -80,6 +80,9 @@ class Toolspace:
         search: the index behind ``search_tools``; defaults to :class:`KeywordToolSearch`.
         preload_threshold: sessions start with every tool loaded when the toolspace has at most
             this many tools (the model then needs no explore phase).
+
+    Attributes:
+        source_errors: why a source's last listing failed, by source name (its tools are absent).
     """
 
     def __init__(

@@ -593,3 +593,16 @@ def test_config_rejects_unusable_values(bad: dict[str, Any]) -> None:
     (field,) = bad
     with pytest.raises(ConfigError, match=field):
         DispatchConfig(**bad)
+
+
+async def test_time_spent_queueing_for_a_slot_does_not_count_towards_the_timeout() -> None:
+    async def work(i: int) -> int:
+        await asyncio.sleep(0.2)
+        return i
+
+    source = FunctionToolSource("t", [FunctionTool(work, input_schema=ANY_ARGS)])
+    dispatcher, toolspace = await _dispatcher(source, per_source_concurrency=1, call_timeout_s=0.5)
+    results = await dispatcher.run_turn(
+        _calls(*[("t__work", {"i": i}) for i in range(4)]), toolspace.new_session()
+    )
+    assert [result.content for result in results] == [0, 1, 2, 3]
