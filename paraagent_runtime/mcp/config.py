@@ -51,8 +51,8 @@ class MCPServerConfig(BaseModel):
     """How to reach one MCP server, and which of its tools to expose.
 
     ``timeout`` bounds each call and ``connect_timeout`` the start and handshake, in seconds.
-    ``allowed_tools`` and ``excluded_tools`` take tool names or shell-style patterns (``git_*``). ``type="memory"`` is
-    only built in code, for an ``MCPServer`` object handed to
+    ``allowed_tools`` and ``excluded_tools`` take tool names or shell-style patterns (``git_*``).
+    ``type="memory"`` is only built in code, for an ``MCPServer`` object handed to
     :class:`~paraagent_runtime.mcp.source.MCPToolSource`.
     """
 
