@@ -13,6 +13,7 @@ import importlib.util
 import logging
 import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,7 +150,11 @@ class TransformersPolicy(Policy):
         from peft import PeftModel
 
         try:
-            return PeftModel.from_pretrained(model, adapter)
+            with warnings.catch_warnings():
+                # peft reads transformers' deprecated `is_gradient_checkpointing` (a FutureWarning
+                # that is not ours to fix and would fail runs that treat warnings as errors).
+                warnings.simplefilter("ignore", FutureWarning)
+                return PeftModel.from_pretrained(model, adapter)
         except (OSError, ValueError) as exc:
             raise ConfigError(f"cannot load the adapter from {adapter}: {_first_line(exc)}") from exc
 
@@ -294,6 +299,13 @@ class TransformersPolicy(Policy):
         max_new = sampling.max_tokens
         if self._max_new_tokens is not None:
             max_new = min(max_new, self._max_new_tokens)
+        limit = getattr(model.config, "max_position_embeddings", None)
+        if limit is not None:
+            if len(prompt_ids) >= limit:
+                raise ModelAPIError(
+                    f"the prompt has {len(prompt_ids)} tokens; {self.model_name} accepts at most {limit}"
+                )
+            max_new = min(max_new, limit - len(prompt_ids))
         do_sample = sampling.temperature > 0
         config = GenerationConfig(
             max_new_tokens=max_new,

@@ -1,0 +1,77 @@
+"""policy_from_spec: the one backend registry, and the errors for bad specs and missing extras."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+import paraagent_runtime.policy as policy_package
+from paraagent_runtime.errors import ConfigError, UserError
+from paraagent_runtime.policy import (
+    OpenAICompatiblePolicy,
+    ScriptedPolicy,
+    TransformersPolicy,
+    policy_from_spec,
+)
+
+
+async def test_openai_spec_uses_base_url_or_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    policy = policy_from_spec("openai:Qwen/Qwen3-4B", base_url="http://127.0.0.1:9/v1/")
+    assert isinstance(policy, OpenAICompatiblePolicy)
+    assert (policy.model, policy.url) == ("Qwen/Qwen3-4B", "http://127.0.0.1:9/v1/chat/completions")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://10.0.0.1:8000/v1")
+    assert policy_from_spec("openai:m").url == "http://10.0.0.1:8000/v1/chat/completions"
+
+
+def test_openai_spec_without_server_or_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(ConfigError, match="OPENAI_BASE_URL"):
+        policy_from_spec("openai:m")
+    with pytest.raises(ConfigError, match="name the model"):
+        policy_from_spec("openai:", base_url="http://x/v1")
+
+
+def test_local_spec_builds_a_transformers_policy(tiny_model_dir: Path) -> None:
+    policy = policy_from_spec(f"local:{tiny_model_dir}", max_new_tokens=4)
+    assert isinstance(policy, TransformersPolicy)
+    assert policy.model_name == tiny_model_dir.name
+    assert policy_from_spec("local").model_name == "smollm2-135m-instruct"
+
+
+async def test_scripted_spec_reads_a_jsonl_file(tmp_path: Path) -> None:
+    script = tmp_path / "turns.jsonl"
+    script.write_text(json.dumps("<answer>42</answer>") + "\n")
+    policy = policy_from_spec(f"scripted:{script}")
+    assert isinstance(policy, ScriptedPolicy)
+    assert (await policy.complete([])).text == "<answer>42</answer>"
+    with pytest.raises(ConfigError, match="name the script"):
+        policy_from_spec("scripted:")
+
+
+@pytest.mark.parametrize("spec", ["gpt4", "anthropic:claude", "", "hf:x"])
+def test_unknown_spec_lists_the_valid_ones(spec: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        policy_from_spec(spec)
+    for prefix in ("openai:<model>", "local[:<dir>]", "vllm:<model>", "scripted:<file.jsonl>"):
+        assert prefix in str(info.value)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vllm is installed")
+def test_vllm_without_the_extra_names_it() -> None:
+    with pytest.raises(UserError, match=r"install the `vllm` extra"):
+        policy_from_spec("vllm:Qwen/Qwen3-4B")
+    with pytest.raises(ConfigError, match="name the model"):
+        policy_from_spec("vllm:")
+
+
+def test_public_api_matches_all() -> None:
+    public = {name for name in dir(policy_package) if not name.startswith("_")}
+    exported = set(policy_package.__all__)
+    assert exported <= public | {"TransformersPolicy", "VLLMPolicy"}
+    assert policy_package.VLLMPolicy.__name__ == "VLLMPolicy"
+    with pytest.raises(AttributeError):
+        policy_package.NoSuchPolicy  # noqa: B018
