@@ -1,0 +1,80 @@
+"""Fact-based answer checking: does a final answer state every gold fact?
+
+Numbers match with a tolerance and in any common formatting (``21.5``, ``21.50``, ``"21.5°C"``,
+``1,234.56``, ``21,5``); a value rounded to fewer decimals than the gold one also matches
+(``"22 °C"`` for 21.7, within half a unit of the last written digit). Strings match
+case-insensitively, ignoring accents and punctuation, on word boundaries.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel
+
+from .geo import normalize_name
+from .tasks import AnswerFact, Task
+
+__all__ = ["CheckResult", "check_answer", "extract_numbers"]
+
+DEFAULT_TOLERANCE = 0.01
+_NUMBER = re.compile(r"(?<![\w.\-−])(?:[-−]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-−]?\d+(?:[.,]\d+)?)")
+
+
+class CheckResult(BaseModel):
+    """The verdict on one answer.
+
+    Attributes:
+        success: Every fact was found.
+        matched: Labels (or values) of facts found.
+        missing: Labels (or values) of facts not found.
+        score: Fraction of facts found (1.0 when the task has no facts).
+    """
+
+    success: bool
+    matched: list[str]
+    missing: list[str]
+    score: float
+
+
+def extract_numbers(text: str) -> list[tuple[float, int]]:
+    """Every number in ``text`` as ``(value, decimals written)``; thousands separators understood."""
+    out = []
+    for match in _NUMBER.finditer(text):
+        raw = match.group().replace("−", "-")
+        if re.fullmatch(r"-?\d{1,3}(,\d{3})+(\.\d+)?", raw):
+            raw = raw.replace(",", "")
+        else:
+            raw = raw.replace(",", ".")
+        decimals = len(raw.split(".")[1]) if "." in raw else 0
+        out.append((float(raw), decimals))
+    return out
+
+
+def _number_found(fact: AnswerFact, numbers: list[tuple[float, int]]) -> bool:
+    expected = float(fact.value)
+    tolerance = DEFAULT_TOLERANCE if fact.tolerance is None else fact.tolerance
+    for value, decimals in numbers:
+        rounding = 0.5 * 10**-decimals + 1e-9
+        if abs(value - expected) <= max(tolerance, rounding if abs(expected) >= 1 else tolerance):
+            return True
+    return False
+
+
+def _string_found(expected: str, answer: str) -> bool:
+    needle = normalize_name(expected)
+    return bool(needle) and f" {needle} " in f" {normalize_name(answer)} "
+
+
+def check_answer(task: Task, answer: str) -> CheckResult:
+    """Check that ``answer`` states every answer fact of ``task``."""
+    numbers = extract_numbers(answer)
+    matched, missing = [], []
+    for fact in task.facts:
+        if isinstance(fact.value, int | float):
+            found = _number_found(fact, numbers)
+        else:
+            found = _string_found(fact.value, answer)
+        (matched if found else missing).append(fact.label or str(fact.value))
+    total = len(task.facts)
+    return CheckResult(success=not missing, matched=matched, missing=missing, score=len(matched) / total if total else 1.0)

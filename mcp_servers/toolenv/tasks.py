@@ -1,0 +1,411 @@
+"""Verifiable tasks over the built-in catalog: a query, a gold call DAG, and the facts an answer needs.
+
+Each task family picks entities from a seeded world, then *runs* its gold DAG against a simulator
+of that world: a node's arguments may be bound to fields of earlier outputs (``bindings``), and
+answer facts are read from the outputs (``AnswerFact.source``). Nothing is hard-coded, so the same
+task replayed in ``ToolEnv.for_task(task)`` reproduces every value. Groups follow
+StableToolBench: G1 = one tool, G2 = several tools of one category, G3 = several categories.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterable, Sequence
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from paraagent_runtime.errors import ConfigError
+
+from .builtin import builtin_records
+from .geo import CITIES
+from .simulator import PinnedResponse, ToolEnvSimulator
+
+__all__ = [
+    "FAMILIES",
+    "AnswerFact",
+    "GoldCall",
+    "Task",
+    "builtin_tasks",
+    "execute_gold",
+    "generate_tasks",
+    "load_tasks",
+    "resolve_binding",
+    "resolve_path",
+    "save_tasks",
+]
+
+Group = Literal["G1", "G2", "G3"]
+
+
+class GoldCall(BaseModel):
+    """One node of a gold DAG.
+
+    Attributes:
+        id: Node id (``n1``…), unique in the task.
+        tool: Tool id (``provider/name``).
+        arguments: The concrete arguments, bound values included.
+        depends_on: Nodes whose outputs this call needs.
+        bindings: Argument name → ``"<node>.<path>"`` it was taken from.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    depends_on: list[str] = Field(default_factory=list)
+    bindings: dict[str, str] = Field(default_factory=dict)
+
+
+class AnswerFact(BaseModel):
+    """A value a correct final answer must state.
+
+    Attributes:
+        value: The expected string or number.
+        label: What the value is (for humans and reports).
+        source: ``"<node>.<path>"`` the value was read from in the gold outputs.
+        tolerance: Absolute tolerance for numbers (``None``: the checker's default).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    value: str | float
+    label: str = ""
+    source: str = ""
+    tolerance: float | None = None
+
+
+class Task(BaseModel):
+    """A user query with its gold call DAG and verifiable answer facts."""
+
+    id: str
+    query: str
+    group: Group
+    family: str
+    seed: int
+    split: str = "train"
+    calls: list[GoldCall]
+    facts: list[AnswerFact]
+    gold_answer: str
+    pinned: list[PinnedResponse] = Field(default_factory=list)
+
+    @property
+    def tools(self) -> list[str]:
+        """Distinct tool ids of the gold DAG in first-use order."""
+        return list(dict.fromkeys(call.tool for call in self.calls))
+
+    def levels(self) -> list[list[str]]:
+        """The DAG as parallel levels: calls in one level depend only on earlier levels."""
+        level: dict[str, int] = {}
+        for call in self.calls:
+            level[call.id] = 1 + max((level[d] for d in call.depends_on), default=-1)
+        out: list[list[str]] = [[] for _ in range(max(level.values(), default=-1) + 1)]
+        for call in self.calls:
+            out[level[call.id]].append(call.id)
+        return out
+
+    @property
+    def depth(self) -> int:
+        """Length of the longest dependency chain (the critical path, in calls)."""
+        return len(self.levels())
+
+    @property
+    def width(self) -> int:
+        """The most calls that can run in one parallel turn."""
+        return max((len(level) for level in self.levels()), default=0)
+
+
+def resolve_path(outputs: dict[str, Any], reference: str) -> Any:
+    """Read ``"<node>.<key>.<index>…"`` from gold outputs (integers index lists).
+
+    Raises:
+        KeyError: The path does not exist in the outputs.
+    """
+    node, _, path = reference.partition(".")
+    value = outputs[node]
+    for part in path.split(".") if path else ():
+        value = value[int(part)] if isinstance(value, list) else value[part]
+    return value
+
+
+def resolve_binding(outputs: dict[str, Any], reference: str) -> Any:
+    """Resolve a binding: a :func:`resolve_path` reference, or ``"[ref]"`` for a one-item list."""
+    if reference.startswith("[") and reference.endswith("]"):
+        return [resolve_path(outputs, reference[1:-1])]
+    return resolve_path(outputs, reference)
+
+
+def execute_gold(task: Task, simulator: ToolEnvSimulator) -> dict[str, Any]:
+    """Run the task's gold DAG on ``simulator`` level by level, resolving bindings from outputs.
+
+    Returns:
+        Outputs by node id.
+
+    Raises:
+        ValueError: A bound argument resolves to a value other than the one recorded in the task.
+    """
+    outputs: dict[str, Any] = {}
+    calls = {call.id: call for call in task.calls}
+    for level in task.levels():
+        for node in level:
+            call = calls[node]
+            arguments = dict(call.arguments)
+            for name, reference in call.bindings.items():
+                arguments[name] = resolve_binding(outputs, reference)
+            if arguments != call.arguments:
+                raise ValueError(f"{task.id}/{node}: bound arguments {arguments} differ from recorded {call.arguments}")
+            outputs[node] = simulator.respond(call.tool, arguments)
+    return outputs
+
+
+class _Trace:
+    """Builds a gold DAG by executing it: each call is answered at once so later calls can bind."""
+
+    def __init__(self, simulator: ToolEnvSimulator) -> None:
+        self.simulator = simulator
+        self.world = simulator.world
+        self.calls: list[GoldCall] = []
+        self.outputs: dict[str, Any] = {}
+        self.facts: list[AnswerFact] = []
+
+    def call(self, tool: str, arguments: dict[str, Any], bind: dict[str, str] | None = None) -> str:
+        node = f"n{len(self.calls) + 1}"
+        bind = bind or {}
+        full = {**arguments, **{name: resolve_binding(self.outputs, ref) for name, ref in bind.items()}}
+        self.outputs[node] = self.simulator.respond(tool, full)
+        depends = sorted({ref.strip("[").split(".", 1)[0] for ref in bind.values()}, key=lambda n: int(n[1:]))
+        self.calls.append(GoldCall(id=node, tool=tool, arguments=full, depends_on=depends, bindings=bind))
+        return node
+
+    def get(self, reference: str) -> Any:
+        return resolve_path(self.outputs, reference)
+
+    def fact(self, reference: str, label: str, *, tolerance: float | None = None) -> Any:
+        value = self.get(reference)
+        self.facts.append(AnswerFact(value=value, label=label, source=reference, tolerance=tolerance))
+        return value
+
+    def group(self) -> Group:
+        tools = {call.tool for call in self.calls}
+        if len(tools) == 1:
+            return "G1"
+        categories = {self.simulator.record(tool).category for tool in tools}
+        return "G2" if len(categories) == 1 else "G3"
+
+
+Family = Callable[[_Trace, random.Random], tuple[str, str]]
+"""Builds one task in a trace; returns ``(query, gold answer text)``."""
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _pick(rng: random.Random, options: Sequence[str]) -> str:
+    return options[rng.randrange(len(options))]
+
+
+def _multi_city_weather(trace: _Trace, rng: random.Random) -> tuple[str, str]:
+    cities = [c.name for c in rng.sample(CITIES, rng.randint(2, 4))]
+    lines = []
+    for city in cities:
+        node = trace.call("weather/get_current_weather", {"city": city})
+        temp = trace.fact(f"{node}.temperature", f"temperature in {city}", tolerance=0.15)
+        condition = trace.fact(f"{node}.condition", f"sky in {city}")
+        lines.append(f"{city}: {temp}°C, {condition}")
+    query = _pick(rng, ("What's the weather like right now in {c}?", "Compare the current temperatures in {c}.",
+                        "I need the current conditions for {c} — temperature and sky, please."))  # fmt: skip
+    return query.format(c=_and(cities)), "Right now — " + "; ".join(lines) + "."
+
+
+def _flight_arrival_weather(trace: _Trace, rng: random.Random) -> tuple[str, str]:
+    number = rng.choice(sorted(trace.world.flights))
+    n1 = trace.call("aviation/get_flight", {"flight_number": number})
+    n2 = trace.call("weather/get_current_weather", {}, bind={"city": f"{n1}.destination.city"})
+    city = trace.fact(f"{n1}.destination.city", "arrival city")
+    temp = trace.fact(f"{n2}.temperature", "temperature at arrival city", tolerance=0.15)
+    query = _pick(rng, ("I'm on flight {n}. What's the weather like right now where I land?",
+                        "Where does {n} arrive, and how warm is it there at the moment?"))  # fmt: skip
+    return query.format(n=number), f"Flight {number} arrives in {city}, where it is currently {temp}°C."
+
+
+def _stock_in_currency(trace: _Trace, rng: random.Random) -> tuple[str, str]:
+    stock = rng.choice(sorted(trace.world.stocks.values(), key=lambda s: s.symbol))
+    target = rng.choice([c for c in ("USD", "EUR", "GBP", "JPY", "CHF", "CAD") if c != stock.currency])
+    n1 = trace.call("finance/get_stock_quote", {"symbol": stock.symbol})
+    n2 = trace.call("currency/convert_currency", {"to_currency": target},
+                    bind={"amount": f"{n1}.price", "from_currency": f"{n1}.currency"})  # fmt: skip
+    price = trace.get(f"{n1}.price")
+    amount = trace.fact(f"{n2}.converted_amount", f"price of {stock.symbol} in {target}", tolerance=0.02)
+    query = _pick(rng, ("What is one share of {name} ({sym}) worth in {cur} right now?",
+                        "Convert the current {sym} share price to {cur}."))  # fmt: skip
+    answer = f"{stock.symbol} trades at {price} {stock.currency}, which is {amount} {target}."
+    return query.format(name=stock.name, sym=stock.symbol, cur=target), answer
+
+
+def _hotel_compare(trace: _Trace, rng: random.Random) -> tuple[str, str]:
+    check_in = (trace.world.today + timedelta(days=rng.randint(3, 30))).isoformat()
+    nights = rng.randint(1, 4)
+    cities = [c.name for c in rng.sample(CITIES, rng.randint(2, 3))]
+    lines = []
+    for city in cities:
+        node = trace.call("hotels/search_hotels", {"city": city, "check_in": check_in, "nights": nights, "sort_by": "price"})
+        name = trace.fact(f"{node}.hotels.0.name", f"cheapest hotel in {city}")
+        total = trace.fact(f"{node}.hotels.0.total_price_usd", f"its total in {city}", tolerance=0.02)
+        lines.append(f"{city}: {name} at {total} USD")
+    query = "Find the cheapest hotel in each of {c} for {n} night(s) from {d}, with the total price."
+    return query.format(c=_and(cities), n=nights, d=check_in), "Cheapest options — " + "; ".join(lines) + "."
+
+
+def _trip_briefing(trace: _Trace, rng: random.Random) -> tuple[str, str]:
+    flight = trace.world.flights[rng.choice(sorted(trace.world.flights))]
+    target = flight.destination.currency if flight.destination.currency != "USD" else "EUR"
+    check_in = (trace.world.today + timedelta(days=1)).isoformat()
+    n1 = trace.call("aviation/get_flight", {"flight_number": flight.number})
+    dest = f"{n1}.destination.city"
+    n2 = trace.call("weather/get_current_weather", {}, bind={"city": dest})
+    n3 = trace.call("hotels/search_hotels", {"check_in": check_in, "nights": 2, "sort_by": "price"}, bind={"city": dest})
+    n4 = trace.call("time/get_current_time", {}, bind={"city": dest})
+    n5 = trace.call("currency/convert_currency", {"from_currency": "USD", "to_currency": target},
+                    bind={"amount": f"{n3}.hotels.0.total_price_usd"})  # fmt: skip
+    city = trace.fact(dest, "destination")
+    temp = trace.fact(f"{n2}.temperature", "temperature there", tolerance=0.15)
+    local = str(trace.get(f"{n4}.local_time"))[-5:]
+    trace.facts.append(AnswerFact(value=local, label="local time", source=f"{n4}.local_time"))
+    hotel = trace.fact(f"{n3}.hotels.0.name", "cheapest hotel")
+    total = trace.fact(f"{n5}.converted_amount", f"two nights in {target}", tolerance=0.05)
+    query = (f"I'm taking {flight.number} tomorrow. Give me a briefing for my destination: current temperature, local "
+             f"time, and the cheapest hotel for 2 nights from {check_in} with its total in {target}.")  # fmt: skip
+    answer = f"{flight.number} lands in {city}: {temp}°C now, local time {local}. Cheapest hotel: {hotel}, {total} {target} for 2 nights."
+    return query, answer
+
+
+def _match_venue_forecast(trace: _Trace, rng: random.Random) -> tuple[str, str]:
+    league = rng.choice(sorted(trace.world.leagues))
+    team = rng.choice(trace.world.leagues[league].teams)
+    n1 = trace.call("sports/get_next_match", {"team": team})
+    match_day = date.fromisoformat(trace.get(f"{n1}.match.date"))
+    index = (match_day - trace.world.today).days
+    n2 = trace.call("weather/get_forecast", {"days": 7}, bind={"city": f"{n1}.match.venue_city"})
+    venue = trace.fact(f"{n1}.match.venue_city", "venue city")
+    when = trace.fact(f"{n1}.match.date", "match date")
+    high = trace.fact(f"{n2}.days.{index}.high", "forecast high on match day", tolerance=0.15)
+    query = _pick(rng, ("When and where do the {t} play next, and what's the forecast high there that day?",
+                        "Will it be warm for the {t}' next game? Tell me the date, the city and the expected high."))  # fmt: skip
+    return query.format(t=team), f"The {team} play next on {when} in {venue}; the forecast high is {high}°C."
+
+
+def _email_contact(trace: _Trace, rng: random.Random) -> tuple[str, str]:
+    contact = rng.choice(trace.world.contacts)
+    topic = _pick(rng, ("the quarterly report", "next week's offsite", "the budget draft", "our lunch on Friday"))
+    n1 = trace.call("email/find_contact", {"name": contact.name})
+    subject = f"About {topic}"
+    trace.call("email/send_email", {"subject": subject, "body": f"Hi {contact.name.split()[0]}, quick note about {topic}."},
+               bind={"to": f"[{n1}.contacts.0.email]"})  # fmt: skip
+    address = trace.fact(f"{n1}.contacts.0.email", "contact's e-mail address")
+    return (f"Email {contact.name} a short note about {topic} and tell me which address you used.",
+            f"I sent the note to {contact.name} at {address}.")
+
+
+def _city_pair_facts(trace: _Trace, rng: random.Random) -> tuple[str, str]:
+    a, b = (c.name for c in rng.sample(CITIES, 2))
+    n1 = trace.call("maps/get_distance", {"origin": a, "destination": b})
+    n2 = trace.call("time/get_time_difference", {"city": a, "other_city": b})
+    km = trace.fact(f"{n1}.distance_km", "distance in km", tolerance=1.0)
+    hours = trace.fact(f"{n2}.hours_ahead", "hours ahead", tolerance=0.01)
+    return (f"How far apart are {a} and {b} as the crow flies, and how many hours ahead of {b} is {a}?",
+            f"{a} and {b} are {km} km apart; {a} is {hours} hours ahead of {b}.")
+
+
+def _stock_compare(trace: _Trace, rng: random.Random) -> tuple[str, str]:
+    symbols = rng.sample(sorted(trace.world.stocks), rng.randint(2, 3))
+    parts = []
+    for symbol in symbols:
+        node = trace.call("finance/get_stock_quote", {"symbol": symbol})
+        price = trace.fact(f"{node}.price", f"price of {symbol}", tolerance=0.01)
+        parts.append(f"{symbol} {price} {trace.get(f'{node}.currency')}")
+    return f"Give me the latest share prices of {_and(symbols)}.", "Latest prices: " + ", ".join(parts) + "."
+
+
+FAMILIES: dict[str, Family] = {
+    "multi_city_weather": _multi_city_weather,
+    "flight_arrival_weather": _flight_arrival_weather,
+    "stock_in_currency": _stock_in_currency,
+    "hotel_compare": _hotel_compare,
+    "trip_briefing": _trip_briefing,
+    "match_venue_forecast": _match_venue_forecast,
+    "email_contact": _email_contact,
+    "city_pair_facts": _city_pair_facts,
+    "stock_compare": _stock_compare,
+}
+
+
+def _build(family: str, index: int, *, seed: int, split: str, task_seed: int, rng: random.Random) -> Task:
+    trace = _Trace(ToolEnvSimulator(builtin_records(), seed=task_seed))
+    query, answer = FAMILIES[family](trace, rng)
+    return Task(
+        id=f"{split}-{seed}-{index:05d}-{family}", query=query, group=trace.group(), family=family, seed=task_seed,
+        split=split, calls=trace.calls, facts=trace.facts, gold_answer=answer,
+    )  # fmt: skip
+
+
+def generate_tasks(n: int, *, seed: int = 0, split: str = "train", families: Iterable[str] | None = None) -> list[Task]:
+    """Generate ``n`` tasks, cycling through ``families`` (default: all), reproducibly.
+
+    Args:
+        n: Number of tasks.
+        seed: Generator seed; with ``split`` it fixes every task and its world seed.
+        split: Split label (``train``, ``test``…); different splits draw different worlds.
+        families: Family names to draw from, from :data:`FAMILIES`.
+
+    Raises:
+        ConfigError: ``n`` is negative or a family name is unknown.
+    """
+    chosen = list(families) if families is not None else list(FAMILIES)
+    unknown = [name for name in chosen if name not in FAMILIES]
+    if n < 0 or unknown or not chosen:
+        raise ConfigError(f"generate_tasks: need n >= 0 and families from {sorted(FAMILIES)}; got n={n}, unknown={unknown}")
+    rng = random.Random(f"tasks:{seed}:{split}")
+    tasks = []
+    for index in range(n):
+        task_seed = rng.randrange(2**31)
+        task_rng = random.Random(f"task:{seed}:{split}:{index}")
+        tasks.append(_build(chosen[index % len(chosen)], index, seed=seed, split=split, task_seed=task_seed, rng=task_rng))
+    return tasks
+
+
+def builtin_tasks() -> list[Task]:
+    """A fixed handful of tasks, one per family (used by ``make run``)."""
+    return generate_tasks(len(FAMILIES), seed=0, split="builtin")
+
+
+def save_tasks(tasks: Iterable[Task], path: str | Path) -> None:
+    """Write tasks as JSONL, one task per line."""
+    with Path(path).open("w", encoding="utf-8") as handle:
+        for task in tasks:
+            handle.write(task.model_dump_json() + "\n")
+
+
+def load_tasks(path: str | Path) -> list[Task]:
+    """Read tasks from JSONL (blank lines are skipped).
+
+    Raises:
+        ConfigError: The file is missing or a line is not a valid task (the message names the line).
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"task file {str(file)!r} does not exist")
+    tasks = []
+    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            tasks.append(Task.model_validate(json.loads(line)))
+        except (json.JSONDecodeError, ValidationError) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ConfigError(f"{file}:{number}: not a valid task ({first})") from exc
+    return tasks
