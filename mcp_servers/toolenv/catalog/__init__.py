@@ -1,0 +1,34 @@
+"""The ToolEnv catalog at scale: real tool interfaces normalized into :class:`ToolRecord`.
+
+Sources: AWS service models (botocore), Google discovery documents (google-api-python-client),
+and the shared data folder (TOUCAN MCP servers, the OpenAPI directory, StableToolBench,
+Seal-Tools). ``build_catalog`` imports them, ``load_catalog`` reads the cached build in seconds,
+``catalog_stats`` summarizes it; ``toolenv_app`` (in ``.cli``) is the command line.
+"""
+
+from __future__ import annotations
+
+from .build import IMPORTERS, build_catalog, default_sources, load_catalog, resolve_sources
+from .model import SYNTHETIC_QUALITY, Catalog, SourceReport
+from .stabletoolbench_source import stabletoolbench_tool_id
+from .stats import CatalogStats, catalog_stats, is_typed
+from .store import CatalogFileError, cache_dir, read_catalog, save_catalog
+
+__all__ = [
+    "IMPORTERS",
+    "SYNTHETIC_QUALITY",
+    "Catalog",
+    "CatalogFileError",
+    "CatalogStats",
+    "SourceReport",
+    "build_catalog",
+    "cache_dir",
+    "catalog_stats",
+    "default_sources",
+    "is_typed",
+    "load_catalog",
+    "read_catalog",
+    "resolve_sources",
+    "save_catalog",
+    "stabletoolbench_tool_id",
+]
