@@ -80,3 +80,19 @@ def run(
     )
     asyncio.run(run_tasks(options, console))
 
+
+
+def _mount_subcommands() -> None:
+    """Attach the commands each area provides (their heavy imports stay inside the commands)."""
+    from ..mcp.cli import serve_app
+    from ..policy.server import serve_model_command
+    from ..retrieval.evaluate import app as eval_app
+
+    app.command("serve-model", help="Serve a local model over an OpenAI-compatible chat-completions API.")(
+        serve_model_command
+    )
+    app.add_typer(serve_app)
+    app.add_typer(eval_app, name="eval", help="Evaluate retrieval and agents.")
+
+
+_mount_subcommands()
