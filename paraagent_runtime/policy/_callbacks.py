@@ -8,7 +8,7 @@ from .base import TextCallback
 
 
 async def emit_text(on_text: TextCallback | None, text: str) -> None:
-    """Send ``text`` to ``on_text`` (awaiting it when it is a coroutine function); no-op without one."""
+    """Send ``text`` to ``on_text``, awaiting it when it is async; a no-op without one."""
     if on_text is None or not text:
         return
     result = on_text(text)

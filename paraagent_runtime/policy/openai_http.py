@@ -1,4 +1,4 @@
-"""A policy behind any OpenAI-compatible ``/chat/completions`` endpoint (``vllm serve``, serve-model, …).
+"""A policy behind an OpenAI-compatible ``/chat/completions`` endpoint (``vllm serve``, …).
 
 Streams over SSE, accumulates structured ``tool_calls`` deltas (what ``vllm serve
 --tool-call-parser hermes`` returns), and reads log-probs and token ids when the server returns
@@ -8,7 +8,6 @@ message; the translation happens in one place, :meth:`OpenAICompatiblePolicy._tr
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import time
@@ -155,7 +154,8 @@ class _Accumulator:
         token_ids = self.token_ids or self._ids_from_logprob_tokens()
         return Completion(
             text="".join(self.text),
-            tool_calls=[self.tool_calls[key].as_openai() for key in sorted(self.tool_calls)] or None,
+            tool_calls=[self.tool_calls[key].as_openai() for key in sorted(self.tool_calls)]
+            or None,
             finish_reason=self.finish_reason,
             prompt_token_ids=self.prompt_token_ids,
             token_ids=token_ids,
@@ -168,7 +168,9 @@ class _Accumulator:
 
     def _ids_from_logprob_tokens(self) -> list[int] | None:
         """Token ids from ``token_id:<n>`` logprob tokens (vLLM ``return_tokens_as_token_ids``)."""
-        if not self.logprob_tokens or not all(t.startswith("token_id:") for t in self.logprob_tokens):
+        if not self.logprob_tokens or not all(
+            t.startswith("token_id:") for t in self.logprob_tokens
+        ):
             return None
         try:
             return [int(token.removeprefix("token_id:")) for token in self.logprob_tokens]
@@ -295,6 +297,9 @@ class OpenAICompatiblePolicy(Policy):
                     await self._read_json(response, accumulator, on_text)
         return accumulator.completion(time.perf_counter() - started)
 
+    def _error(self, problem: str) -> ModelAPIError:
+        return ModelAPIError(f"the model server at {self.url} {problem}")
+
     @contextlib.contextmanager
     def _translate_errors(self) -> Iterator[None]:
         """Map aiohttp and timeout errors to ``ModelAPIError``, keeping the cause."""
@@ -305,31 +310,32 @@ class OpenAICompatiblePolicy(Policy):
         except aiohttp.ClientConnectorError as exc:
             reason = (exc.os_error.strerror or str(exc.os_error)) if exc.os_error else str(exc)
             raise ModelAPIError(f"cannot reach the model server at {self.url}: {reason}") from exc
-        except (TimeoutError, asyncio.TimeoutError) as exc:
-            raise ModelAPIError(
-                f"the model server at {self.url} did not answer within {self._timeout_s:g} s"
-            ) from exc
+        except TimeoutError as exc:
+            raise self._error(f"did not answer within {self._timeout_s:g} s") from exc
         except aiohttp.ClientPayloadError as exc:
-            raise ModelAPIError(f"the model server at {self.url} broke off its answer: {exc}") from exc
+            raise self._error(f"broke off its answer: {exc}") from exc
         except aiohttp.ClientError as exc:
             raise ModelAPIError(
                 f"request to the model server at {self.url} failed: {type(exc).__name__}: {exc}"
             ) from exc
 
     async def _read_json(
-        self, response: aiohttp.ClientResponse, accumulator: _Accumulator, on_text: TextCallback | None
+        self,
+        response: aiohttp.ClientResponse,
+        accumulator: _Accumulator,
+        on_text: TextCallback | None,
     ) -> None:
         raw = await response.text(errors="replace")
         try:
             payload = json.loads(raw)
         except ValueError as exc:
-            raise ModelAPIError(
-                f"the model server at {self.url} returned a non-JSON response: {_snippet(raw) or '(empty)'}"
+            raise self._error(
+                f"returned a non-JSON response: {_snippet(raw) or '(empty)'}"
             ) from exc
         choice = self._first_choice(payload, raw)
         message = choice.get("message")
         if not isinstance(message, dict):
-            raise ModelAPIError(f"the model server at {self.url} returned a choice without a message: {_snippet(raw)}")
+            raise self._error(f"returned a choice without a message: {_snippet(raw)}")
         content = message.get("content") or ""
         accumulator.text.append(content)
         for index, call in enumerate(message.get("tool_calls") or []):
@@ -340,16 +346,17 @@ class OpenAICompatiblePolicy(Policy):
 
     def _first_choice(self, payload: Any, raw: str) -> dict[str, Any]:
         if isinstance(payload, dict) and "error" in payload and not payload.get("choices"):
-            raise ModelAPIError(
-                f"the model server at {self.url} returned an error: {_server_error_message(raw)}"
-            )
+            raise self._error(f"returned an error: {_server_error_message(raw)}")
         choices = payload.get("choices") if isinstance(payload, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise ModelAPIError(f"the model server at {self.url} returned no choices: {_snippet(raw)}")
+            raise self._error(f"returned no choices: {_snippet(raw)}")
         return choices[0]
 
     async def _read_stream(
-        self, response: aiohttp.ClientResponse, accumulator: _Accumulator, on_text: TextCallback | None
+        self,
+        response: aiohttp.ClientResponse,
+        accumulator: _Accumulator,
+        on_text: TextCallback | None,
     ) -> None:
         saw_done = False
         saw_chunk = False
@@ -360,15 +367,11 @@ class OpenAICompatiblePolicy(Policy):
             try:
                 payload = json.loads(data)
             except ValueError as exc:
-                raise ModelAPIError(
-                    f"the model server at {self.url} sent a malformed stream event: {_snippet(data)}"
-                ) from exc
+                raise self._error(f"sent a malformed stream event: {_snippet(data)}") from exc
             if not isinstance(payload, dict):
-                raise ModelAPIError(f"the model server at {self.url} sent a malformed stream event: {_snippet(data)}")
+                raise self._error(f"sent a malformed stream event: {_snippet(data)}")
             if "error" in payload:
-                raise ModelAPIError(
-                    f"the model server at {self.url} failed mid-stream: {_server_error_message(data)}"
-                )
+                raise self._error(f"failed mid-stream: {_server_error_message(data)}")
             saw_chunk = True
             accumulator.add_response_extras(payload)
             for choice in payload.get("choices") or []:
@@ -383,9 +386,9 @@ class OpenAICompatiblePolicy(Policy):
                     accumulator.add_tool_call_delta(call)
                 accumulator.add_choice_extras(choice)
         if not saw_chunk:
-            raise ModelAPIError(f"the model server at {self.url} sent an empty stream")
+            raise self._error("sent an empty stream")
         if not saw_done and accumulator.finish_reason is None:
-            raise ModelAPIError(f"the model server at {self.url} ended the stream before the answer was complete")
+            raise self._error("ended the stream before the answer was complete")
 
     async def _sse_data(self, response: aiohttp.ClientResponse) -> AsyncIterator[str]:
         """The ``data`` fields of the server-sent events (multi-line data joined by newlines)."""

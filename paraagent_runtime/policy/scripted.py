@@ -53,7 +53,9 @@ class ScriptedPolicy(Policy):
         chunk_size: int = 16,
     ) -> None:
         if isinstance(turns, str):
-            raise ConfigError("ScriptedPolicy(turns=...) needs a list of turns or a function, not one string")
+            raise ConfigError(
+                "ScriptedPolicy(turns=...) needs a list of turns or a function, not one string"
+            )
         if chunk_size < 1:
             raise ConfigError(f"ScriptedPolicy(chunk_size=...) must be >= 1, got {chunk_size}")
         self._function: ScriptFunction | None = turns if callable(turns) else None
@@ -116,7 +118,8 @@ class ScriptedPolicy(Policy):
         completion = completion.model_copy(
             update={
                 "model": completion.model or self._model,
-                "finish_reason": completion.finish_reason or ("tool_calls" if completion.tool_calls else "stop"),
+                "finish_reason": completion.finish_reason
+                or ("tool_calls" if completion.tool_calls else "stop"),
             }
         )
         if on_text is not None:
@@ -139,7 +142,9 @@ class ScriptedPolicy(Policy):
         except ModelAPIError:
             raise
         except Exception as exc:
-            raise ModelAPIError(f"the script function failed on call #{index + 1}: {exc!r}") from exc
+            raise ModelAPIError(
+                f"the script function failed on call #{index + 1}: {exc!r}"
+            ) from exc
         if not isinstance(turn, str | Completion):
             raise ModelAPIError(
                 f"the script function must return a str or Completion, got {type(turn).__name__}"

@@ -87,11 +87,15 @@ class ChatRequest(BaseModel):
         """The request's decoding settings."""
         stop = [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
         max_tokens = self.max_completion_tokens or self.max_tokens
-        params = SamplingParams(temperature=self.temperature, top_p=self.top_p, stop=stop, seed=self.seed)
+        params = SamplingParams(
+            temperature=self.temperature, top_p=self.top_p, stop=stop, seed=self.seed
+        )
         return params.model_copy(update={"max_tokens": max_tokens}) if max_tokens else params
 
 
-def _error(status: int, message: str, *, kind: str = "invalid_request_error", param: str | None = None) -> web.Response:
+def _error(
+    status: int, message: str, *, kind: str = "invalid_request_error", param: str | None = None
+) -> web.Response:
     body = {"error": {"message": message, "type": kind, "param": param, "code": status}}
     return web.json_response(body, status=status)
 
@@ -113,7 +117,13 @@ class _Responder:
         self.created = int(time.time())
 
     def _envelope(self, kind: str, choices: list[dict[str, Any]]) -> dict[str, Any]:
-        return {"id": self.id, "object": kind, "created": self.created, "model": self.model, "choices": choices}
+        return {
+            "id": self.id,
+            "object": kind,
+            "created": self.created,
+            "model": self.model,
+            "choices": choices,
+        }
 
     def logprobs(self, completion: Completion) -> dict[str, Any] | None:
         if not self.request.logprobs or completion.logprobs is None:
@@ -125,7 +135,12 @@ class _Responder:
             tokens = [f"token_id:{token}" for token in ids] or [""] * len(completion.logprobs)
         return {
             "content": [
-                {"token": token, "logprob": logprob, "bytes": list(token.encode("utf-8")), "top_logprobs": []}
+                {
+                    "token": token,
+                    "logprob": logprob,
+                    "bytes": list(token.encode("utf-8")),
+                    "top_logprobs": [],
+                }
                 for token, logprob in zip(tokens, completion.logprobs, strict=False)
             ]
         }
@@ -133,16 +148,27 @@ class _Responder:
     def usage(self, completion: Completion) -> dict[str, int]:
         prompt = completion.prompt_tokens or len(completion.prompt_token_ids or [])
         generated = completion.completion_tokens or len(completion.token_ids or [])
-        return {"prompt_tokens": prompt, "completion_tokens": generated, "total_tokens": prompt + generated}
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": generated,
+            "total_tokens": prompt + generated,
+        }
 
     def _choice_extras(self, completion: Completion) -> dict[str, Any]:
-        extras: dict[str, Any] = {"logprobs": self.logprobs(completion), "finish_reason": completion.finish_reason}
+        extras: dict[str, Any] = {
+            "logprobs": self.logprobs(completion),
+            "finish_reason": completion.finish_reason,
+        }
         if self.request.return_token_ids:
             extras["token_ids"] = completion.token_ids
         return extras
 
     def _response_extras(self, completion: Completion) -> dict[str, Any]:
-        return {"prompt_token_ids": completion.prompt_token_ids} if self.request.return_token_ids else {}
+        return (
+            {"prompt_token_ids": completion.prompt_token_ids}
+            if self.request.return_token_ids
+            else {}
+        )
 
     def full(self, completion: Completion) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": completion.text}
@@ -164,9 +190,16 @@ class _Responder:
             self.chunk({"tool_calls": [{"index": index, **call}]})
             for index, call in enumerate(completion.tool_calls or [])
         ]
-        chunks.append({**self.chunk({}, **self._choice_extras(completion)), **self._response_extras(completion)})
+        chunks.append(
+            {
+                **self.chunk({}, **self._choice_extras(completion)),
+                **self._response_extras(completion),
+            }
+        )
         if (self.request.stream_options or {}).get("include_usage"):
-            chunks.append({**self._envelope("chat.completion.chunk", []), "usage": self.usage(completion)})
+            chunks.append(
+                {**self._envelope("chat.completion.chunk", []), "usage": self.usage(completion)}
+            )
         return chunks
 
 
@@ -185,7 +218,9 @@ async def _chat_completions(http_request: web.Request) -> web.StreamResponse:
     messages = [message.to_message() for message in request.messages]
     if not request.stream:
         try:
-            completion = await policy.complete(messages, sampling=request.sampling(), tools=request.tools)
+            completion = await policy.complete(
+                messages, sampling=request.sampling(), tools=request.tools
+            )
         except ModelAPIError as exc:
             return _error(500, str(exc), kind="server_error")
         return web.json_response(responder.full(completion))
@@ -199,7 +234,9 @@ async def _stream(
     messages: list[Message],
     request: ChatRequest,
 ) -> web.StreamResponse:
-    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
     await response.prepare(http_request)
 
     async def send(event: dict[str, Any] | str) -> None:
@@ -212,9 +249,13 @@ async def _stream(
         await send(responder.chunk({"content": delta}))
 
     try:
-        completion = await policy.complete(messages, sampling=request.sampling(), tools=request.tools, on_text=on_text)
+        completion = await policy.complete(
+            messages, sampling=request.sampling(), tools=request.tools, on_text=on_text
+        )
     except ModelAPIError as exc:
-        await send({"error": {"message": str(exc), "type": "server_error", "param": None, "code": 500}})
+        await send(
+            {"error": {"message": str(exc), "type": "server_error", "param": None, "code": 500}}
+        )
         return response
     for chunk in responder.final_chunks(completion):
         await send(chunk)
@@ -224,7 +265,12 @@ async def _stream(
 
 
 async def _models(http_request: web.Request) -> web.Response:
-    model = {"id": http_request.app[_MODEL_NAME], "object": "model", "created": 0, "owned_by": "paraagent"}
+    model = {
+        "id": http_request.app[_MODEL_NAME],
+        "object": "model",
+        "created": 0,
+        "owned_by": "paraagent",
+    }
     return web.json_response({"object": "list", "data": [model]})
 
 
@@ -256,7 +302,14 @@ class ModelServer:
         model_name: the served model name; defaults to the policy's ``model_name`` or ``name``.
     """
 
-    def __init__(self, policy: Policy, *, host: str = "127.0.0.1", port: int = 8000, model_name: str | None = None) -> None:
+    def __init__(
+        self,
+        policy: Policy,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        model_name: str | None = None,
+    ) -> None:
         self.policy = policy
         self.host = host
         self.port = port
@@ -293,7 +346,9 @@ class ModelServer:
         await self.stop()
 
 
-async def serve(policy: Policy, host: str = "127.0.0.1", port: int = 8000, *, model_name: str | None = None) -> None:
+async def serve(
+    policy: Policy, host: str = "127.0.0.1", port: int = 8000, *, model_name: str | None = None
+) -> None:
     """Serve ``policy`` until cancelled, then close the server and the policy."""
     try:
         async with ModelServer(policy, host=host, port=port, model_name=model_name):
@@ -303,17 +358,32 @@ async def serve(policy: Policy, host: str = "127.0.0.1", port: int = 8000, *, mo
 
 
 def serve_model_command(
-    model: Annotated[str, typer.Option("--model", "-m", help="policy spec: local, local:<dir>, vllm:<model>, scripted:<file.jsonl>")] = "local",
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            help="policy spec: local, local:<dir>, vllm:<model>, scripted:<file.jsonl>",
+        ),
+    ] = "local",
     host: Annotated[str, typer.Option("--host", help="interface to bind")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", "-p", help="port to listen on")] = 8000,
-    name: Annotated[str | None, typer.Option("--name", help="served model name (default: from the model)")] = None,
-    adapter: Annotated[str | None, typer.Option("--adapter", help="LoRA adapter directory (local models)")] = None,
-    device: Annotated[str | None, typer.Option("--device", help="cpu, cuda, cuda:1… (local models)")] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="served model name (default: from the model)")
+    ] = None,
+    adapter: Annotated[
+        str | None, typer.Option("--adapter", help="LoRA adapter directory (local models)")
+    ] = None,
+    device: Annotated[
+        str | None, typer.Option("--device", help="cpu, cuda, cuda:1… (local models)")
+    ] = None,
 ) -> None:
     """Serve a model over an OpenAI-compatible chat-completions API (``paraagent serve-model``)."""
     from . import policy_from_spec
 
-    local_options = {key: value for key, value in (("adapter", adapter), ("device", device)) if value is not None}
+    local_options = {
+        key: value for key, value in (("adapter", adapter), ("device", device)) if value is not None
+    }
     if local_options and not model.startswith("local"):
         raise ConfigError(f"--adapter/--device apply to local models only, not {model!r}")
     policy = policy_from_spec(model, **local_options)

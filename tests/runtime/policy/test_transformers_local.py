@@ -15,7 +15,9 @@ from paraagent_runtime.policy.tiny import build_tiny_model
 CONVERSATION = [
     Message(role="system", content="You are an agent."),
     Message(role="user", content="Find the weather."),
-    Message(role="assistant", content='<tool_call>{"name": "search_tools", "arguments": {}}</tool_call>'),
+    Message(
+        role="assistant", content='<tool_call>{"name": "search_tools", "arguments": {}}</tool_call>'
+    ),
     Message(role="tool", content='<tool_response name="search_tools" id="c0">[]</tool_response>'),
 ]
 
@@ -26,20 +28,30 @@ def policy(tiny_model_dir: Path) -> TransformersPolicy:
 
 
 def _visible(policy: TransformersPolicy, token_ids: list[int], finish_reason: str) -> str:
-    ids = token_ids[:-1] if finish_reason == "stop" and token_ids[-1] == policy.tokenizer.eos_token_id else token_ids
+    ids = (
+        token_ids[:-1]
+        if finish_reason == "stop" and token_ids[-1] == policy.tokenizer.eos_token_id
+        else token_ids
+    )
     return policy.tokenizer.decode(ids, clean_up_tokenization_spaces=False)
 
 
 async def test_token_ids_logprobs_and_text_are_consistent(policy: TransformersPolicy) -> None:
-    completion = await policy.complete(CONVERSATION, sampling=SamplingParams(max_tokens=8, temperature=1.0, seed=1))
-    assert len(completion.token_ids) == len(completion.logprobs) == completion.completion_tokens == 8
+    completion = await policy.complete(
+        CONVERSATION, sampling=SamplingParams(max_tokens=8, temperature=1.0, seed=1)
+    )
+    assert (
+        len(completion.token_ids) == len(completion.logprobs) == completion.completion_tokens == 8
+    )
     assert all(logprob <= 0 for logprob in completion.logprobs)
     assert _visible(policy, completion.token_ids, completion.finish_reason) == completion.text
     assert completion.prompt_token_ids == policy.encode_messages(CONVERSATION)
     assert completion.finish_reason == "length" and completion.model == "tiny"
 
 
-async def test_greedy_is_deterministic_and_seeded_sampling_reproducible(policy: TransformersPolicy) -> None:
+async def test_greedy_is_deterministic_and_seeded_sampling_reproducible(
+    policy: TransformersPolicy,
+) -> None:
     greedy = SamplingParams(max_tokens=5)
     seeded = SamplingParams(max_tokens=5, temperature=1.0, seed=7)
     first, second = [await policy.complete(CONVERSATION, sampling=greedy) for _ in range(2)]
@@ -53,11 +65,17 @@ async def test_greedy_is_deterministic_and_seeded_sampling_reproducible(policy: 
 async def test_logprobs_match_a_forward_pass(policy: TransformersPolicy) -> None:
     import torch
 
-    completion = await policy.complete(CONVERSATION, sampling=SamplingParams(max_tokens=4, temperature=1.0, seed=2))
+    completion = await policy.complete(
+        CONVERSATION, sampling=SamplingParams(max_tokens=4, temperature=1.0, seed=2)
+    )
     ids = torch.tensor([completion.prompt_token_ids + completion.token_ids])
     with torch.no_grad():
         logits = policy.model(ids).logits[0, len(completion.prompt_token_ids) - 1 : -1]
-    expected = torch.log_softmax(logits, dim=-1).gather(1, torch.tensor(completion.token_ids)[:, None]).squeeze(1)
+    expected = (
+        torch.log_softmax(logits, dim=-1)
+        .gather(1, torch.tensor(completion.token_ids)[:, None])
+        .squeeze(1)
+    )
     assert completion.logprobs == pytest.approx(expected.tolist(), abs=1e-4)
 
 
@@ -67,7 +85,9 @@ async def test_stop_string_cuts_the_text_and_streaming_adds_up(policy: Transform
     stop = full.text[len(full.text) // 2 :][:2]
     assert stop
     deltas: list[str] = []
-    cut = await policy.complete(CONVERSATION, sampling=sampling.model_copy(update={"stop": [stop]}), on_text=deltas.append)
+    cut = await policy.complete(
+        CONVERSATION, sampling=sampling.model_copy(update={"stop": [stop]}), on_text=deltas.append
+    )
     assert cut.text == full.text[: full.text.index(stop)]
     assert cut.finish_reason == "stop"
     assert cut.token_ids == full.token_ids[: len(cut.token_ids)]
@@ -82,19 +102,27 @@ async def test_max_new_tokens_caps_the_request(tiny_model_dir: Path) -> None:
 
 async def test_concurrent_calls_are_serialized_and_all_answered(policy: TransformersPolicy) -> None:
     sampling = SamplingParams(max_tokens=3)
-    results = await asyncio.gather(*(policy.complete(CONVERSATION, sampling=sampling) for _ in range(3)))
+    results = await asyncio.gather(
+        *(policy.complete(CONVERSATION, sampling=sampling) for _ in range(3))
+    )
     assert len({tuple(result.token_ids) for result in results}) == 1
 
 
-def test_tool_messages_keep_their_role_when_the_template_knows_it(policy: TransformersPolicy) -> None:
+def test_tool_messages_keep_their_role_when_the_template_knows_it(
+    policy: TransformersPolicy,
+) -> None:
     text = policy.tokenizer.decode(policy.encode_messages(CONVERSATION))
     assert "<|im_start|>tool\n<tool_response" in text
     assert text.endswith("<|im_start|>assistant\n")
-    no_prompt = policy.tokenizer.decode(policy.encode_messages(CONVERSATION, add_generation_prompt=False))
+    no_prompt = policy.tokenizer.decode(
+        policy.encode_messages(CONVERSATION, add_generation_prompt=False)
+    )
     assert not no_prompt.endswith("<|im_start|>assistant\n")
 
 
-def test_tool_messages_fall_back_to_user_when_the_template_rejects_them(tmp_path: Path, policy: TransformersPolicy) -> None:
+def test_tool_messages_fall_back_to_user_when_the_template_rejects_them(
+    tmp_path: Path, policy: TransformersPolicy
+) -> None:
     strict_template = (
         "{% for m in messages %}{% if m['role'] not in ['system', 'user', 'assistant'] %}"
         "{{ raise_exception('unknown role ' + m['role']) }}{% endif %}"
@@ -111,9 +139,13 @@ def test_tool_messages_fall_back_to_user_when_the_template_rejects_them(tmp_path
 
 
 async def test_too_long_prompt_is_a_model_api_error(tmp_path: Path, tiny_model_dir: Path) -> None:
-    short_dir = build_tiny_model(tmp_path / "short", tokenizer_from=tiny_model_dir, max_positions=16)
+    short_dir = build_tiny_model(
+        tmp_path / "short", tokenizer_from=tiny_model_dir, max_positions=16
+    )
     with pytest.raises(ModelAPIError, match=r"the prompt has \d+ tokens; .* accepts at most 16"):
-        await TransformersPolicy(short_dir).complete(CONVERSATION * 3, sampling=SamplingParams(max_tokens=2))
+        await TransformersPolicy(short_dir).complete(
+            CONVERSATION * 3, sampling=SamplingParams(max_tokens=2)
+        )
 
 
 def test_bad_locations_and_settings_are_config_errors(tmp_path: Path, tiny_model_dir: Path) -> None:
@@ -138,7 +170,9 @@ async def test_lora_adapter_is_applied(tmp_path: Path, tiny_model_dir: Path) -> 
 
     base = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # peft reads a deprecated transformers property
+        warnings.simplefilter(
+            "ignore", FutureWarning
+        )  # peft reads a deprecated transformers property
         lora = get_peft_model(base, LoraConfig(r=2, target_modules=["q_proj", "v_proj"]))
     with torch.no_grad():
         for name, parameter in lora.named_parameters():
@@ -147,5 +181,7 @@ async def test_lora_adapter_is_applied(tmp_path: Path, tiny_model_dir: Path) -> 
     lora.save_pretrained(tmp_path / "adapter")
     sampling = SamplingParams(max_tokens=4)
     plain = await TransformersPolicy(tiny_model_dir).complete(CONVERSATION, sampling=sampling)
-    adapted = await TransformersPolicy(tiny_model_dir, adapter=tmp_path / "adapter").complete(CONVERSATION, sampling=sampling)
+    adapted = await TransformersPolicy(tiny_model_dir, adapter=tmp_path / "adapter").complete(
+        CONVERSATION, sampling=sampling
+    )
     assert adapted.logprobs != pytest.approx(plain.logprobs, abs=1e-6)
