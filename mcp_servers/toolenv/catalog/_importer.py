@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +15,7 @@ from mcp_servers.toolenv.records import ToolRecord
 
 from .model import SourceReport
 
-__all__ = ["ImportContext", "Importer", "load_json"]
+__all__ = ["ImportContext", "Importer", "files_under", "load_json"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,3 +62,14 @@ def load_json(path: Path, report: SourceReport) -> Any:
         logger.warning("skipping unreadable file %s: %s", path, error)
         report.skip("invalid_json_file")
         return None
+
+
+def files_under(root: Path, suffix: str = "") -> list[Path]:
+    """Every file below ``root`` ending in ``suffix``, sorted, following symlinked folders."""
+    found = [
+        Path(folder) / name
+        for folder, _, names in os.walk(root, followlinks=True)
+        for name in names
+        if name.endswith(suffix)
+    ]
+    return sorted(found)

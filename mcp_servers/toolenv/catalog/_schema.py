@@ -81,6 +81,11 @@ class SchemaBudget:
     nodes: int = 0
     flags: set[str] = field(default_factory=set)
 
+    @property
+    def exhausted(self) -> bool:
+        """True once every node of the budget is spent."""
+        return self.nodes >= self.limits.max_nodes
+
     def take(self) -> bool:
         """Spend one node; False (and a ``schema_truncated`` flag) once the budget is gone."""
         if self.nodes >= self.limits.max_nodes:
@@ -300,6 +305,10 @@ class SchemaBuilder:
         if isinstance(properties, Mapping):
             built: dict[str, Any] = {}
             for name, child in properties.items():
+                if self.budget.exhausted:
+                    self.budget.flag("schema_truncated")
+                    required = [name for name in required if name in built]
+                    break
                 if not isinstance(name, str):
                     continue
                 if isinstance(child, Mapping) and child.get("required") is True:

@@ -91,11 +91,13 @@ class _ShapeConverter:
         stack = (*stack, name)
         if kind == "structure":
             members = shape.get("members") or {}
-            properties = {
-                key: self.member(member, depth + 1, stack)
-                for key, member in members.items()
-                if isinstance(member, Mapping)
-            }
+            properties: dict[str, Any] = {}
+            for key, member in members.items():
+                if self.budget.exhausted:
+                    self.budget.flag("schema_truncated")
+                    break
+                if isinstance(member, Mapping):
+                    properties[key] = self.member(member, depth + 1, stack)
             schema = object_schema(properties, list(shape.get("required") or []))
             if shape.get("union"):
                 schema["maxProperties"] = 1

@@ -17,7 +17,7 @@ from typing import Any
 from mcp_servers.toolenv.records import ToolRecord
 
 from ._annotations import infer_annotations
-from ._importer import ImportContext, Importer, load_json
+from ._importer import ImportContext, Importer, files_under, load_json
 from ._schema import (
     INPUT_LIMITS,
     OUTPUT_LIMITS,
@@ -43,7 +43,7 @@ _LICENSE = "CC0-1.0 (APIs.guru definitions)"
 
 def _specs(root: Path) -> list[Path]:
     folder = root / "specs" if (root / "specs").is_dir() else root
-    return sorted(folder.rglob("*.json"))
+    return files_under(folder, ".json")
 
 
 def _param_schema(param: Mapping[str, Any], builder: SchemaBuilder) -> dict[str, Any]:

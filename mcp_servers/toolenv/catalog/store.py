@@ -22,6 +22,7 @@ from pydantic import TypeAdapter, ValidationError
 from mcp_servers.toolenv.records import ToolRecord
 from paraagent_runtime.errors import ConfigError
 
+from ._importer import files_under
 from .model import Catalog, SourceReport
 
 __all__ = [
@@ -56,7 +57,7 @@ def cache_dir() -> Path:
 def source_fingerprint(path: Path) -> str:
     """A hash of every file's relative path, size and mtime under ``path`` (cheap: stat only)."""
     digest = hashlib.sha1(str(path.resolve()).encode())
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    files = [path] if path.is_file() else files_under(path)
     for file in files:
         stat = file.stat()
         digest.update(f"{file.relative_to(path) if file != path else file.name}\0{stat.st_size}\0"
