@@ -1,1 +1,61 @@
-"""Package."""
+"""ToolEnv: a deterministic, seeded simulator of real-world tool APIs, with tasks and an MCP face.
+
+Quick start::
+
+    env = ToolEnv.builtin(seed=0)                  # 69 built-in tools over 14 providers
+    toolspace = Toolspace(env.sources)             # one source per provider: weather__get_forecast…
+    task = builtin_tasks()[0]
+    task_env = env.for_task(task)                  # the task's world and pinned responses
+    check_answer(task, "…final answer…")           # CheckResult(success, matched, missing, score)
+"""
+
+from __future__ import annotations
+
+from .builtin import builtin_handlers, builtin_records
+from .checker import CheckResult, check_answer
+from .errors import (
+    ToolEnvArgumentError,
+    ToolEnvError,
+    ToolEnvHTTPError,
+    ToolEnvNotFoundError,
+    ToolEnvTimeoutError,
+    ToolEnvTransientError,
+    ToolEnvTruncatedError,
+    ToolEnvUnknownToolError,
+)
+from .records import ToolRecord
+from .simulator import LatencyModel, PinnedResponse, ToolEnvSimulator
+from .source import ToolEnv, ToolEnvSource, toolenv_sources
+from .tasks import AnswerFact, GoldCall, Task, builtin_tasks, execute_gold, generate_tasks, load_tasks, save_tasks
+from .world import World
+
+__all__ = [
+    "AnswerFact",
+    "CheckResult",
+    "GoldCall",
+    "LatencyModel",
+    "PinnedResponse",
+    "Task",
+    "ToolEnv",
+    "ToolEnvArgumentError",
+    "ToolEnvError",
+    "ToolEnvHTTPError",
+    "ToolEnvNotFoundError",
+    "ToolEnvSimulator",
+    "ToolEnvSource",
+    "ToolEnvTimeoutError",
+    "ToolEnvTransientError",
+    "ToolEnvTruncatedError",
+    "ToolEnvUnknownToolError",
+    "ToolRecord",
+    "World",
+    "builtin_handlers",
+    "builtin_records",
+    "builtin_tasks",
+    "check_answer",
+    "execute_gold",
+    "generate_tasks",
+    "load_tasks",
+    "save_tasks",
+    "toolenv_sources",
+]

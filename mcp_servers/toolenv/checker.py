@@ -9,6 +9,7 @@ case-insensitively, ignoring accents and punctuation, on word boundaries.
 from __future__ import annotations
 
 import re
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 
 from pydantic import BaseModel
 
@@ -55,10 +56,18 @@ def _number_found(fact: AnswerFact, numbers: list[tuple[float, int]]) -> bool:
     expected = float(fact.value)
     tolerance = DEFAULT_TOLERANCE if fact.tolerance is None else fact.tolerance
     for value, decimals in numbers:
-        rounding = 0.5 * 10**-decimals + 1e-9
-        if abs(value - expected) <= max(tolerance, rounding if abs(expected) >= 1 else tolerance):
+        if abs(value - expected) <= tolerance + 1e-9:
+            return True
+        if abs(expected) >= 1 and value in _roundings(expected, decimals):
             return True
     return False
+
+
+def _roundings(value: float, decimals: int) -> set[float]:
+    """``value`` rounded to ``decimals`` places, half-up and half-even (both are common)."""
+    step = Decimal(1).scaleb(-decimals)
+    exact = Decimal(str(value))
+    return {float(exact.quantize(step, rounding=mode)) for mode in (ROUND_HALF_UP, ROUND_HALF_EVEN)}
 
 
 def _string_found(expected: str, answer: str) -> bool:

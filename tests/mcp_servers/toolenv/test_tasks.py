@@ -1,0 +1,85 @@
+"""Tasks: gold DAGs execute in the task's world, facts are recomputed, JSONL round-trips."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcp_servers.toolenv import ToolEnv, builtin_tasks, check_answer, execute_gold, generate_tasks, load_tasks, save_tasks
+from mcp_servers.toolenv.tasks import FAMILIES, resolve_path
+from paraagent_runtime.errors import ConfigError
+
+
+@pytest.fixture(scope="module")
+def tasks():  # noqa: ANN201 - fixture
+    return builtin_tasks()
+
+
+def test_builtin_tasks_cover_every_family_group_and_shape(tasks) -> None:  # noqa: ANN001
+    assert 6 <= len(tasks) <= 12
+    assert {t.family for t in tasks} == set(FAMILIES)
+    assert {t.group for t in tasks} == {"G1", "G2", "G3"}
+    assert max(t.width for t in tasks) >= 3 and max(t.depth for t in tasks) == 3
+    assert min(t.depth for t in tasks) == 1
+    assert len({t.id for t in tasks}) == len(tasks)
+
+
+def test_every_gold_dag_executes_and_reproduces_its_facts(tasks) -> None:  # noqa: ANN001
+    env = ToolEnv.builtin()
+    for task in tasks:
+        outputs = execute_gold(task, env.for_task(task).simulator)
+        for fact in task.facts:
+            value = resolve_path(outputs, fact.source)
+            assert (value if isinstance(value, str) else float(value)) == fact.value or str(value).endswith(str(fact.value))
+        for call in task.calls:
+            assert set(call.depends_on) == {ref.strip("[").split(".")[0] for ref in call.bindings.values()}
+
+
+def test_checker_accepts_gold_answers_and_rejects_wrong_ones(tasks) -> None:  # noqa: ANN001
+    for task in tasks:
+        gold = check_answer(task, task.gold_answer)
+        assert gold.success and gold.score == 1.0 and not gold.missing
+        wrong = check_answer(task, "Sorry, I found 0 results and it is 999.9 degrees in Atlantis.")
+        assert not wrong.success and wrong.score == 0.0
+
+
+def test_a_tampered_dag_is_detected(tasks) -> None:  # noqa: ANN001
+    task = next(t for t in tasks if t.depth >= 2)
+    bound = next(c for c in task.calls if c.bindings)
+    name = next(iter(bound.bindings))
+    broken = task.model_copy(update={"calls": [c if c is not bound else c.model_copy(update={"arguments": {**c.arguments, name: "x"}})
+                                               for c in task.calls]})  # fmt: skip
+    with pytest.raises(ValueError, match="differ from recorded"):
+        execute_gold(broken, ToolEnv.builtin().for_task(task).simulator)
+
+
+def test_generation_is_reproducible_and_splits_differ() -> None:
+    first = generate_tasks(12, seed=3, split="train")
+    assert [t.model_dump() for t in first] == [t.model_dump() for t in generate_tasks(12, seed=3, split="train")]
+    test = generate_tasks(12, seed=3, split="test")
+    assert {t.seed for t in first}.isdisjoint({t.seed for t in test})
+    assert all(t.split == "test" for t in test)
+    only = generate_tasks(3, seed=1, families=["stock_in_currency"])
+    assert {t.family for t in only} == {"stock_in_currency"} and len({t.query for t in only}) > 1
+
+
+def test_bad_generation_options_raise_config_error() -> None:
+    with pytest.raises(ConfigError, match="unknown"):
+        generate_tasks(2, families=["time_travel"])
+    with pytest.raises(ConfigError, match="n >= 0"):
+        generate_tasks(-1)
+
+
+def test_jsonl_round_trip_and_bad_files(tmp_path: Path, tasks) -> None:  # noqa: ANN001
+    path = tmp_path / "tasks.jsonl"
+    save_tasks(tasks, path)
+    assert load_tasks(path) == tasks
+    path.write_text(path.read_text() + "\n{not json}\n")
+    with pytest.raises(ConfigError, match=r"tasks.jsonl:\d+: not a valid task"):
+        load_tasks(path)
+    (tmp_path / "partial.jsonl").write_text('{"id": "x", "query": "q"}\n')
+    with pytest.raises(ConfigError, match="partial.jsonl:1"):
+        load_tasks(tmp_path / "partial.jsonl")
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_tasks(tmp_path / "missing.jsonl")
