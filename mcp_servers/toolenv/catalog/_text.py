@@ -13,7 +13,7 @@ _MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _MD_MARK = re.compile(r"(\*\*|__|`+|^#+\s*)", re.MULTILINE)
 _SPACE = re.compile(r"\s+")
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]+")
-_NAME_INVALID = re.compile(r"[^A-Za-z0-9_-]+")
+_NAME_INVALID = re.compile(r"_*[^A-Za-z0-9_-]+_*")
 
 
 def clean_text(text: object, *, limit: int = 400) -> str:
