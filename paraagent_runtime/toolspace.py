@@ -14,7 +14,7 @@ import asyncio
 import difflib
 import logging
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -209,6 +209,22 @@ class Toolspace:
         self.source_errors.pop(name, None)
         await self._rebuild()
         await source.aclose()
+
+    def wrap_sources(self, wrap: Callable[[ToolSource], ToolSource]) -> None:
+        """Replace every source by ``wrap(source)``: approval, audit or filtering layers.
+
+        The wrapper must keep the source's name; listed tools and routes stay as they are.
+
+        Raises:
+            UserError: a wrapper changed a source's name.
+        """
+        wrapped: dict[str, ToolSource] = {}
+        for name, source in self._sources.items():
+            layer = wrap(source)
+            if layer.name != name:
+                raise UserError(f"a wrapper renamed tool source {name!r} to {layer.name!r}")
+            wrapped[name] = layer
+        self._sources = wrapped
 
     def suggest(self, name: str, *, limit: int = 3) -> list[str]:
         """Model-facing names close to ``name`` (a typo, a bare tool name, or a tool id).
