@@ -79,7 +79,7 @@ def _read_tasks_file(path: Path, task_model: Any) -> list[TaskItem]:
             record = json.loads(line)
         except ValueError as exc:
             raise ConfigError(f"{path}:{number}: not JSON ({exc})") from exc
-        if isinstance(record, dict) and "gold" in json.dumps(list(record)):
+        if isinstance(record, dict) and "facts" in record and "calls" in record:
             task = task_model.model_validate(record)
             items.append(TaskItem(query=task.query, task_id=task.id, toolenv_task=task))
         elif isinstance(record, dict) and isinstance(record.get("query") or record.get("task"), str):
