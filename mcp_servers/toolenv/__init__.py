@@ -26,7 +26,16 @@ from .errors import (
 from .records import ToolRecord
 from .simulator import LatencyModel, PinnedResponse, ToolEnvSimulator
 from .source import ToolEnv, ToolEnvSource, toolenv_sources
-from .tasks import AnswerFact, GoldCall, Task, builtin_tasks, execute_gold, generate_tasks, load_tasks, save_tasks
+from .tasks import (
+    AnswerFact,
+    GoldCall,
+    Task,
+    builtin_tasks,
+    execute_gold,
+    generate_tasks,
+    load_tasks,
+    save_tasks,
+)
 from .world import World
 
 __all__ = [

@@ -86,4 +86,9 @@ def check_answer(task: Task, answer: str) -> CheckResult:
             found = _string_found(fact.value, answer)
         (matched if found else missing).append(fact.label or str(fact.value))
     total = len(task.facts)
-    return CheckResult(success=not missing, matched=matched, missing=missing, score=len(matched) / total if total else 1.0)
+    return CheckResult(
+        success=not missing,
+        matched=matched,
+        missing=missing,
+        score=len(matched) / total if total else 1.0,
+    )

@@ -21,12 +21,27 @@ from .records import ToolRecord
 __all__ = ["canonical_arguments", "generate_response"]
 
 _MAX_DEPTH = 6
-_WORDS = ("alpha", "nova", "delta", "orbit", "cedar", "harbor", "lumen", "vertex", "atlas", "summit", "ember", "quartz")
+_WORDS = (
+    "alpha",
+    "nova",
+    "delta",
+    "orbit",
+    "cedar",
+    "harbor",
+    "lumen",
+    "vertex",
+    "atlas",
+    "summit",
+    "ember",
+    "quartz",
+)
 
 
 def canonical_arguments(arguments: dict[str, Any]) -> str:
     """A stable text form of ``arguments`` (sorted keys, no whitespace) for hashing and caching."""
-    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return json.dumps(
+        arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
 
 
 def generate_response(record: ToolRecord, arguments: dict[str, Any], *, seed: int) -> Any:
@@ -40,7 +55,9 @@ def generate_response(record: ToolRecord, arguments: dict[str, Any], *, seed: in
     Returns:
         A JSON value valid against ``output_schema`` when there is one.
     """
-    digest = hashlib.sha256(f"{seed}|{record.id}|{canonical_arguments(arguments)}".encode()).hexdigest()
+    digest = hashlib.sha256(
+        f"{seed}|{record.id}|{canonical_arguments(arguments)}".encode()
+    ).hexdigest()
     builder = _Builder(random.Random(digest), arguments, record.output_schema or {})
     if record.output_schema:
         return builder.from_schema(record.output_schema, "", 0)
@@ -75,20 +92,28 @@ class _Builder:
             echoed = self.arguments.get(name.lower())
             return echoed if echoed in schema["enum"] else self.rng.choice(schema["enum"])
         for key in ("oneOf", "anyOf"):
-            options = [o for o in schema.get(key, []) if isinstance(o, dict) and o.get("type") != "null"]
+            options = [
+                o for o in schema.get(key, []) if isinstance(o, dict) and o.get("type") != "null"
+            ]
             if options:
                 return self.from_schema(options[0], name, depth)
         if schema.get("allOf"):
             merged: dict[str, Any] = {}
             for part in schema["allOf"]:
                 part = self.resolve(part) if isinstance(part, dict) else {}
-                merged = {**merged, **part, "properties": {**merged.get("properties", {}), **part.get("properties", {})}}
+                merged = {
+                    **merged,
+                    **part,
+                    "properties": {**merged.get("properties", {}), **part.get("properties", {})},
+                }
             return self.from_schema(merged, name, depth)
         kind = schema.get("type")
         if isinstance(kind, list):
             kind = next((k for k in kind if k != "null"), "null")
         if kind is None:
-            kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
+            kind = (
+                "object" if "properties" in schema else "array" if "items" in schema else "string"
+            )
         if depth >= _MAX_DEPTH and kind in ("object", "array"):
             return {} if kind == "object" else []
         if kind == "object":
@@ -102,7 +127,10 @@ class _Builder:
         if kind == "array":
             low = int(schema.get("minItems", 1))
             high = max(low, min(int(schema.get("maxItems", 3)), 3))
-            return [self.from_schema(schema.get("items", {}), name, depth + 1) for _ in range(self.rng.randint(low, high))]
+            return [
+                self.from_schema(schema.get("items", {}), name, depth + 1)
+                for _ in range(self.rng.randint(low, high))
+            ]
         if kind in ("integer", "number"):
             return self.number(schema, name, integer=kind == "integer")
         if kind == "boolean":
@@ -118,7 +146,10 @@ class _Builder:
         low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
         high = schema.get("maximum", schema.get("exclusiveMaximum", max(low, 0) + 1000))
         if integer:
-            return self.rng.randint(int(low) + ("exclusiveMinimum" in schema), max(int(low), int(high) - ("exclusiveMaximum" in schema)))
+            return self.rng.randint(
+                int(low) + ("exclusiveMinimum" in schema),
+                max(int(low), int(high) - ("exclusiveMaximum" in schema)),
+            )
         return round(self.rng.uniform(float(low), float(high)), 2)
 
     def string(self, schema: dict[str, Any], name: str) -> str:
@@ -128,7 +159,9 @@ class _Builder:
         fmt, lowered = schema.get("format", ""), name.lower()
         if fmt == "date-time" or lowered.endswith(("_at", "time", "timestamp")):
             day = date(2025, 1, 1) + timedelta(days=self.rng.randrange(365))
-            return f"{day.isoformat()}T{self.rng.randrange(24):02d}:{self.rng.randrange(60):02d}:00Z"
+            return (
+                f"{day.isoformat()}T{self.rng.randrange(24):02d}:{self.rng.randrange(60):02d}:00Z"
+            )
         if fmt == "date" or "date" in lowered:
             return (date(2025, 1, 1) + timedelta(days=self.rng.randrange(365))).isoformat()
         if fmt in ("uri", "url") or "url" in lowered or "link" in lowered:
@@ -136,7 +169,9 @@ class _Builder:
         if fmt == "email" or "email" in lowered:
             return f"{self.text('user')}@example.com"
         if fmt == "uuid":
-            return "-".join("".join(self.rng.choices("0123456789abcdef", k=n)) for n in (8, 4, 4, 4, 12))
+            return "-".join(
+                "".join(self.rng.choices("0123456789abcdef", k=n)) for n in (8, 4, 4, 4, 12)
+            )
         if lowered == "id" or lowered.endswith("id"):
             return "".join(self.rng.choices(_string.ascii_lowercase + _string.digits, k=10))
         text = self.text(name)
@@ -148,13 +183,19 @@ class _Builder:
 
     def from_template(self, template: Any, name: str, depth: int) -> Any:
         if isinstance(template, dict):
-            return {key: self.from_template(value, key, depth + 1) for key, value in template.items()}
+            return {
+                key: self.from_template(value, key, depth + 1) for key, value in template.items()
+            }
         if isinstance(template, list):
             return [self.from_template(item, name, depth + 1) for item in template[:3]]
         if isinstance(template, bool) or template is None:
             return template
         if isinstance(template, int):
-            return self.number({"minimum": 0, "maximum": max(10, abs(template) * 2)}, name, integer=True)
+            return self.number(
+                {"minimum": 0, "maximum": max(10, abs(template) * 2)}, name, integer=True
+            )
         if isinstance(template, float):
-            return self.number({"minimum": 0.0, "maximum": max(1.0, abs(template) * 2)}, name, integer=False)
+            return self.number(
+                {"minimum": 0.0, "maximum": max(1.0, abs(template) * 2)}, name, integer=False
+            )
         return self.string({}, name)

@@ -35,7 +35,9 @@ def _mcp_tool(record: ToolRecord, name: str) -> MCPTool:
         title=hints.title,
         description=record.description,
         input_schema=record.input_schema,
-        output_schema=record.output_schema if (record.output_schema or {}).get("type") == "object" else None,
+        output_schema=record.output_schema
+        if (record.output_schema or {}).get("type") == "object"
+        else None,
         annotations=MCPToolAnnotations(
             title=hints.title,
             read_only_hint=hints.read_only,
@@ -55,7 +57,10 @@ class ToolEnvMCPServer(MCPServer):
     """
 
     def __init__(self, env: ToolEnv, *, name: str = "toolenv") -> None:
-        super().__init__(name=name, instructions="Simulated real-world APIs (ToolEnv). Tool names are <provider>__<tool>.")
+        super().__init__(
+            name=name,
+            instructions="Simulated real-world APIs (ToolEnv). Tool names are <provider>__<tool>.",
+        )
         self.env = env
         specs = {record.id: record.to_spec().name for record in env.records}
         self._by_name: dict[str, ToolRecord] = {specs[record.id]: record for record in env.records}
@@ -80,10 +85,15 @@ class ToolEnvMCPServer(MCPServer):
             result = await self.env.simulator.call(record.provider, record.name, arguments or {})
         except ToolEnvError as exc:
             logger.info("toolenv tool %s failed: %s", name, type(exc).__name__)
-            return CallToolResult(content=[TextContent(type="text", text=f"{type(exc).__name__}: {exc}")], is_error=True)
+            return CallToolResult(
+                content=[TextContent(type="text", text=f"{type(exc).__name__}: {exc}")],
+                is_error=True,
+            )
         text = json.dumps(result, ensure_ascii=False)
         structured = result if isinstance(result, dict) else {"result": result}
-        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=structured
+        )
 
 
 def build_server(env: ToolEnv | None = None, *, name: str = "toolenv") -> ToolEnvMCPServer:

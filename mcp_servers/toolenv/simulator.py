@@ -104,7 +104,9 @@ class ToolEnvSimulator:
         self.failure_kinds = tuple(failure_kinds)
         unknown = set(self.failure_kinds) - set(FAILURE_KINDS)
         if unknown or not self.failure_kinds:
-            raise ValueError(f"failure_kinds must be a non-empty subset of {FAILURE_KINDS}, got {sorted(unknown)}")
+            raise ValueError(
+                f"failure_kinds must be a non-empty subset of {FAILURE_KINDS}, got {sorted(unknown)}"
+            )
         self.seed = int(seed)
         self.failure_rate = failure_rate
         self.latency = latency
@@ -116,7 +118,9 @@ class ToolEnvSimulator:
                 raise ValueError(f"duplicate tool id {record.id!r}")
             self.records[record.id] = record
             self._by_provider[record.provider].append(record)
-        self.handlers: dict[str, Handler] = dict(builtin_handlers() if handlers is None else handlers)
+        self.handlers: dict[str, Handler] = dict(
+            builtin_handlers() if handlers is None else handlers
+        )
         self._validators: dict[str, Draft202012Validator] = {}
         self._attempts: dict[str, int] = defaultdict(int)
         self._pinned: dict[str, Any] = {}
@@ -154,11 +158,15 @@ class ToolEnvSimulator:
         """
         record = self.record(identifier)
         if not isinstance(arguments, dict):
-            raise ToolEnvArgumentError(record.id, [f"arguments must be a JSON object, got {type(arguments).__name__}"])
+            raise ToolEnvArgumentError(
+                record.id, [f"arguments must be a JSON object, got {type(arguments).__name__}"]
+            )
         validator = self._validator(record)
         problems = [
             f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}"
-            for error in sorted(validator.iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path)))
+            for error in sorted(
+                validator.iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path))
+            )
         ]
         if problems:
             raise ToolEnvArgumentError(record.id, problems)
@@ -205,19 +213,29 @@ class ToolEnvSimulator:
         rng = random.Random(f"call:{self.seed}:{key}:{attempt}")
         if self.latency is not None:
             await asyncio.sleep(self.latency.delay_s(record, rng))
-        failure = self.failure_kinds[rng.randrange(len(self.failure_kinds))] if rng.random() < self.failure_rate else None
+        failure = (
+            self.failure_kinds[rng.randrange(len(self.failure_kinds))]
+            if rng.random() < self.failure_rate
+            else None
+        )
         if failure == "timeout":
             raise ToolEnvTimeoutError(f"{identifier}: upstream did not answer in time")
         if failure == "rate_limit":
-            raise ToolEnvHTTPError(429, f"{identifier}: too many requests", retry_after_s=round(rng.uniform(0.5, 5), 1))
+            raise ToolEnvHTTPError(
+                429, f"{identifier}: too many requests", retry_after_s=round(rng.uniform(0.5, 5), 1)
+            )
         if failure == "unavailable":
             raise ToolEnvHTTPError(503, f"{identifier}: service unavailable")
         response = self.respond(identifier, arguments)
         if failure == "truncated":
             body = json.dumps(response, ensure_ascii=False)
-            raise ToolEnvTruncatedError(identifier, body[: max(1, int(len(body) * rng.uniform(0.2, 0.8)))], len(body))
+            raise ToolEnvTruncatedError(
+                identifier, body[: max(1, int(len(body) * rng.uniform(0.2, 0.8)))], len(body)
+            )
         if not record.annotations.read_only:
-            self.mutations.append({"tool": identifier, "arguments": dict(arguments), "response": response})
+            self.mutations.append(
+                {"tool": identifier, "arguments": dict(arguments), "response": response}
+            )
         return response
 
     def _validator(self, record: ToolRecord) -> Draft202012Validator:
@@ -226,14 +244,20 @@ class ToolEnvSimulator:
             try:
                 Draft202012Validator.check_schema(record.input_schema)
             except SchemaError as exc:
-                raise ToolEnvArgumentError(record.id, [f"the tool's own input schema is invalid: {exc.message}"]) from exc
+                raise ToolEnvArgumentError(
+                    record.id, [f"the tool's own input schema is invalid: {exc.message}"]
+                ) from exc
             validator = self._validators[record.id] = Draft202012Validator(record.input_schema)
         return validator
 
     @staticmethod
     def _with_defaults(record: ToolRecord, arguments: dict[str, Any]) -> dict[str, Any]:
         properties = record.input_schema.get("properties") or {}
-        filled = {key: schema["default"] for key, schema in properties.items() if isinstance(schema, dict) and "default" in schema}
+        filled = {
+            key: schema["default"]
+            for key, schema in properties.items()
+            if isinstance(schema, dict) and "default" in schema
+        }
         return {**filled, **arguments}
 
     def _key(self, record: ToolRecord, arguments: dict[str, Any]) -> str:

@@ -74,8 +74,11 @@ class ToolEnv:
     ) -> None:
         self.records = list(records)
         self._options: dict[str, Any] = {
-            "failure_rate": failure_rate, "failure_kinds": tuple(failure_kinds), "latency": latency, "handlers": handlers,
-        }  # fmt: skip
+            "failure_rate": failure_rate,
+            "failure_kinds": tuple(failure_kinds),
+            "latency": latency,
+            "handlers": handlers,
+        }
         self.simulator = ToolEnvSimulator(self.records, seed=seed, pinned=pinned, **self._options)
         self.sources: list[ToolSource] = toolenv_sources(self.simulator)
 

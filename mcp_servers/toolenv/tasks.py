@@ -157,7 +157,9 @@ def execute_gold(task: Task, simulator: ToolEnvSimulator) -> dict[str, Any]:
             for name, reference in call.bindings.items():
                 arguments[name] = resolve_binding(outputs, reference)
             if arguments != call.arguments:
-                raise ValueError(f"{task.id}/{node}: bound arguments {arguments} differ from recorded {call.arguments}")
+                raise ValueError(
+                    f"{task.id}/{node}: bound arguments {arguments} differ from recorded {call.arguments}"
+                )
             outputs[node] = simulator.respond(call.tool, arguments)
     return outputs
 
@@ -175,10 +177,17 @@ class _Trace:
     def call(self, tool: str, arguments: dict[str, Any], bind: dict[str, str] | None = None) -> str:
         node = f"n{len(self.calls) + 1}"
         bind = bind or {}
-        full = {**arguments, **{name: resolve_binding(self.outputs, ref) for name, ref in bind.items()}}
+        full = {
+            **arguments,
+            **{name: resolve_binding(self.outputs, ref) for name, ref in bind.items()},
+        }
         self.outputs[node] = self.simulator.respond(tool, full)
-        depends = sorted({ref.strip("[").split(".", 1)[0] for ref in bind.values()}, key=lambda n: int(n[1:]))
-        self.calls.append(GoldCall(id=node, tool=tool, arguments=full, depends_on=depends, bindings=bind))
+        depends = sorted(
+            {ref.strip("[").split(".", 1)[0] for ref in bind.values()}, key=lambda n: int(n[1:])
+        )
+        self.calls.append(
+            GoldCall(id=node, tool=tool, arguments=full, depends_on=depends, bindings=bind)
+        )
         return node
 
     def get(self, reference: str) -> Any:
@@ -186,7 +195,9 @@ class _Trace:
 
     def fact(self, reference: str, label: str, *, tolerance: float | None = None) -> Any:
         value = self.get(reference)
-        self.facts.append(AnswerFact(value=value, label=label, source=reference, tolerance=tolerance))
+        self.facts.append(
+            AnswerFact(value=value, label=label, source=reference, tolerance=tolerance)
+        )
         return value
 
     def group(self) -> Group:
@@ -217,8 +228,14 @@ def _multi_city_weather(trace: _Trace, rng: random.Random) -> tuple[str, str]:
         temp = trace.fact(f"{node}.temperature", f"temperature in {city}", tolerance=0.15)
         condition = trace.fact(f"{node}.condition", f"sky in {city}")
         lines.append(f"{city}: {temp}°C, {condition}")
-    query = _pick(rng, ("What's the weather like right now in {c}?", "Compare the current temperatures in {c}.",
-                        "I need the current conditions for {c} — temperature and sky, please."))  # fmt: skip
+    query = _pick(
+        rng,
+        (
+            "What's the weather like right now in {c}?",
+            "Compare the current temperatures in {c}.",
+            "I need the current conditions for {c} — temperature and sky, please.",
+        ),
+    )
     return query.format(c=_and(cities)), "Right now — " + "; ".join(lines) + "."
 
 
@@ -228,21 +245,40 @@ def _flight_arrival_weather(trace: _Trace, rng: random.Random) -> tuple[str, str
     n2 = trace.call("weather/get_current_weather", {}, bind={"city": f"{n1}.destination.city"})
     city = trace.fact(f"{n1}.destination.city", "arrival city")
     temp = trace.fact(f"{n2}.temperature", "temperature at arrival city", tolerance=0.15)
-    query = _pick(rng, ("I'm on flight {n}. What's the weather like right now where I land?",
-                        "Where does {n} arrive, and how warm is it there at the moment?"))  # fmt: skip
-    return query.format(n=number), f"Flight {number} arrives in {city}, where it is currently {temp}°C."
+    query = _pick(
+        rng,
+        (
+            "I'm on flight {n}. What's the weather like right now where I land?",
+            "Where does {n} arrive, and how warm is it there at the moment?",
+        ),
+    )
+    return query.format(
+        n=number
+    ), f"Flight {number} arrives in {city}, where it is currently {temp}°C."
 
 
 def _stock_in_currency(trace: _Trace, rng: random.Random) -> tuple[str, str]:
     stock = rng.choice(sorted(trace.world.stocks.values(), key=lambda s: s.symbol))
-    target = rng.choice([c for c in ("USD", "EUR", "GBP", "JPY", "CHF", "CAD") if c != stock.currency])
+    target = rng.choice(
+        [c for c in ("USD", "EUR", "GBP", "JPY", "CHF", "CAD") if c != stock.currency]
+    )
     n1 = trace.call("finance/get_stock_quote", {"symbol": stock.symbol})
-    n2 = trace.call("currency/convert_currency", {"to_currency": target},
-                    bind={"amount": f"{n1}.price", "from_currency": f"{n1}.currency"})  # fmt: skip
+    n2 = trace.call(
+        "currency/convert_currency",
+        {"to_currency": target},
+        bind={"amount": f"{n1}.price", "from_currency": f"{n1}.currency"},
+    )
     price = trace.get(f"{n1}.price")
-    amount = trace.fact(f"{n2}.converted_amount", f"price of {stock.symbol} in {target}", tolerance=0.02)
-    query = _pick(rng, ("What is one share of {name} ({sym}) worth in {cur} right now?",
-                        "Convert the current {sym} share price to {cur}."))  # fmt: skip
+    amount = trace.fact(
+        f"{n2}.converted_amount", f"price of {stock.symbol} in {target}", tolerance=0.02
+    )
+    query = _pick(
+        rng,
+        (
+            "What is one share of {name} ({sym}) worth in {cur} right now?",
+            "Convert the current {sym} share price to {cur}.",
+        ),
+    )
     answer = f"{stock.symbol} trades at {price} {stock.currency}, which is {amount} {target}."
     return query.format(name=stock.name, sym=stock.symbol, cur=target), answer
 
@@ -253,12 +289,21 @@ def _hotel_compare(trace: _Trace, rng: random.Random) -> tuple[str, str]:
     cities = [c.name for c in rng.sample(CITIES, rng.randint(2, 3))]
     lines = []
     for city in cities:
-        node = trace.call("hotels/search_hotels", {"city": city, "check_in": check_in, "nights": nights, "sort_by": "price"})
+        node = trace.call(
+            "hotels/search_hotels",
+            {"city": city, "check_in": check_in, "nights": nights, "sort_by": "price"},
+        )
         name = trace.fact(f"{node}.hotels.0.name", f"cheapest hotel in {city}")
-        total = trace.fact(f"{node}.hotels.0.total_price_usd", f"its total in {city}", tolerance=0.02)
+        total = trace.fact(
+            f"{node}.hotels.0.total_price_usd", f"its total in {city}", tolerance=0.02
+        )
         lines.append(f"{city}: {name} at {total} USD")
-    query = "Find the cheapest hotel in each of {c} for {n} night(s) from {d}, with the total price."
-    return query.format(c=_and(cities), n=nights, d=check_in), "Cheapest options — " + "; ".join(lines) + "."
+    query = (
+        "Find the cheapest hotel in each of {c} for {n} night(s) from {d}, with the total price."
+    )
+    return query.format(c=_and(cities), n=nights, d=check_in), "Cheapest options — " + "; ".join(
+        lines
+    ) + "."
 
 
 def _trip_briefing(trace: _Trace, rng: random.Random) -> tuple[str, str]:
@@ -268,18 +313,27 @@ def _trip_briefing(trace: _Trace, rng: random.Random) -> tuple[str, str]:
     n1 = trace.call("aviation/get_flight", {"flight_number": flight.number})
     dest = f"{n1}.destination.city"
     n2 = trace.call("weather/get_current_weather", {}, bind={"city": dest})
-    n3 = trace.call("hotels/search_hotels", {"check_in": check_in, "nights": 2, "sort_by": "price"}, bind={"city": dest})
+    n3 = trace.call(
+        "hotels/search_hotels",
+        {"check_in": check_in, "nights": 2, "sort_by": "price"},
+        bind={"city": dest},
+    )
     n4 = trace.call("time/get_current_time", {}, bind={"city": dest})
-    n5 = trace.call("currency/convert_currency", {"from_currency": "USD", "to_currency": target},
-                    bind={"amount": f"{n3}.hotels.0.total_price_usd"})  # fmt: skip
+    n5 = trace.call(
+        "currency/convert_currency",
+        {"from_currency": "USD", "to_currency": target},
+        bind={"amount": f"{n3}.hotels.0.total_price_usd"},
+    )
     city = trace.fact(dest, "destination")
     temp = trace.fact(f"{n2}.temperature", "temperature there", tolerance=0.15)
     local = str(trace.get(f"{n4}.local_time"))[-5:]
     trace.facts.append(AnswerFact(value=local, label="local time", source=f"{n4}.local_time"))
     hotel = trace.fact(f"{n3}.hotels.0.name", "cheapest hotel")
     total = trace.fact(f"{n5}.converted_amount", f"two nights in {target}", tolerance=0.05)
-    query = (f"I'm taking {flight.number} tomorrow. Give me a briefing for my destination: current temperature, local "
-             f"time, and the cheapest hotel for 2 nights from {check_in} with its total in {target}.")  # fmt: skip
+    query = (
+        f"I'm taking {flight.number} tomorrow. Give me a briefing for my destination: current temperature, local "
+        f"time, and the cheapest hotel for 2 nights from {check_in} with its total in {target}."
+    )
     answer = f"{flight.number} lands in {city}: {temp}°C now, local time {local}. Cheapest hotel: {hotel}, {total} {target} for 2 nights."
     return query, answer
 
@@ -294,21 +348,36 @@ def _match_venue_forecast(trace: _Trace, rng: random.Random) -> tuple[str, str]:
     venue = trace.fact(f"{n1}.match.venue_city", "venue city")
     when = trace.fact(f"{n1}.match.date", "match date")
     high = trace.fact(f"{n2}.days.{index}.high", "forecast high on match day", tolerance=0.15)
-    query = _pick(rng, ("When and where do the {t} play next, and what's the forecast high there that day?",
-                        "Will it be warm for the {t}' next game? Tell me the date, the city and the expected high."))  # fmt: skip
-    return query.format(t=team), f"The {team} play next on {when} in {venue}; the forecast high is {high}°C."
+    query = _pick(
+        rng,
+        (
+            "When and where do the {t} play next, and what's the forecast high there that day?",
+            "Will it be warm for the {t}' next game? Tell me the date, the city and the expected high.",
+        ),
+    )
+    return query.format(
+        t=team
+    ), f"The {team} play next on {when} in {venue}; the forecast high is {high}°C."
 
 
 def _email_contact(trace: _Trace, rng: random.Random) -> tuple[str, str]:
     contact = rng.choice(trace.world.contacts)
-    topic = _pick(rng, ("the quarterly report", "next week's offsite", "the budget draft", "our lunch on Friday"))
+    topic = _pick(
+        rng,
+        ("the quarterly report", "next week's offsite", "the budget draft", "our lunch on Friday"),
+    )
     n1 = trace.call("email/find_contact", {"name": contact.name})
     subject = f"About {topic}"
-    trace.call("email/send_email", {"subject": subject, "body": f"Hi {contact.name.split()[0]}, quick note about {topic}."},
-               bind={"to": f"[{n1}.contacts.0.email]"})  # fmt: skip
+    trace.call(
+        "email/send_email",
+        {"subject": subject, "body": f"Hi {contact.name.split()[0]}, quick note about {topic}."},
+        bind={"to": f"[{n1}.contacts.0.email]"},
+    )
     address = trace.fact(f"{n1}.contacts.0.email", "contact's e-mail address")
-    return (f"Email {contact.name} a short note about {topic} and tell me which address you used.",
-            f"I sent the note to {contact.name} at {address}.")
+    return (
+        f"Email {contact.name} a short note about {topic} and tell me which address you used.",
+        f"I sent the note to {contact.name} at {address}.",
+    )
 
 
 def _city_pair_facts(trace: _Trace, rng: random.Random) -> tuple[str, str]:
@@ -317,8 +386,10 @@ def _city_pair_facts(trace: _Trace, rng: random.Random) -> tuple[str, str]:
     n2 = trace.call("time/get_time_difference", {"city": a, "other_city": b})
     km = trace.fact(f"{n1}.distance_km", "distance in km", tolerance=1.0)
     hours = trace.fact(f"{n2}.hours_ahead", "hours ahead", tolerance=0.01)
-    return (f"How far apart are {a} and {b} as the crow flies, and how many hours ahead of {b} is {a}?",
-            f"{a} and {b} are {km} km apart; {a} is {hours} hours ahead of {b}.")
+    return (
+        f"How far apart are {a} and {b} as the crow flies, and how many hours ahead of {b} is {a}?",
+        f"{a} and {b} are {km} km apart; {a} is {hours} hours ahead of {b}.",
+    )
 
 
 def _stock_compare(trace: _Trace, rng: random.Random) -> tuple[str, str]:
@@ -328,7 +399,9 @@ def _stock_compare(trace: _Trace, rng: random.Random) -> tuple[str, str]:
         node = trace.call("finance/get_stock_quote", {"symbol": symbol})
         price = trace.fact(f"{node}.price", f"price of {symbol}", tolerance=0.01)
         parts.append(f"{symbol} {price} {trace.get(f'{node}.currency')}")
-    return f"Give me the latest share prices of {_and(symbols)}.", "Latest prices: " + ", ".join(parts) + "."
+    return f"Give me the latest share prices of {_and(symbols)}.", "Latest prices: " + ", ".join(
+        parts
+    ) + "."
 
 
 FAMILIES: dict[str, Family] = {
@@ -344,16 +417,27 @@ FAMILIES: dict[str, Family] = {
 }
 
 
-def _build(family: str, index: int, *, seed: int, split: str, task_seed: int, rng: random.Random) -> Task:
+def _build(
+    family: str, index: int, *, seed: int, split: str, task_seed: int, rng: random.Random
+) -> Task:
     trace = _Trace(ToolEnvSimulator(builtin_records(), seed=task_seed))
     query, answer = FAMILIES[family](trace, rng)
     return Task(
-        id=f"{split}-{seed}-{index:05d}-{family}", query=query, group=trace.group(), family=family, seed=task_seed,
-        split=split, calls=trace.calls, facts=trace.facts, gold_answer=answer,
-    )  # fmt: skip
+        id=f"{split}-{seed}-{index:05d}-{family}",
+        query=query,
+        group=trace.group(),
+        family=family,
+        seed=task_seed,
+        split=split,
+        calls=trace.calls,
+        facts=trace.facts,
+        gold_answer=answer,
+    )
 
 
-def generate_tasks(n: int, *, seed: int = 0, split: str = "train", families: Iterable[str] | None = None) -> list[Task]:
+def generate_tasks(
+    n: int, *, seed: int = 0, split: str = "train", families: Iterable[str] | None = None
+) -> list[Task]:
     """Generate ``n`` tasks, cycling through ``families`` (default: all), reproducibly.
 
     Args:
@@ -368,13 +452,24 @@ def generate_tasks(n: int, *, seed: int = 0, split: str = "train", families: Ite
     chosen = list(families) if families is not None else list(FAMILIES)
     unknown = [name for name in chosen if name not in FAMILIES]
     if n < 0 or unknown or not chosen:
-        raise ConfigError(f"generate_tasks: need n >= 0 and families from {sorted(FAMILIES)}; got n={n}, unknown={unknown}")
+        raise ConfigError(
+            f"generate_tasks: need n >= 0 and families from {sorted(FAMILIES)}; got n={n}, unknown={unknown}"
+        )
     rng = random.Random(f"tasks:{seed}:{split}")
     tasks = []
     for index in range(n):
         task_seed = rng.randrange(2**31)
         task_rng = random.Random(f"task:{seed}:{split}:{index}")
-        tasks.append(_build(chosen[index % len(chosen)], index, seed=seed, split=split, task_seed=task_seed, rng=task_rng))
+        tasks.append(
+            _build(
+                chosen[index % len(chosen)],
+                index,
+                seed=seed,
+                split=split,
+                task_seed=task_seed,
+                rng=task_rng,
+            )
+        )
     return tasks
 
 

@@ -16,6 +16,32 @@ from functools import cached_property
 
 from .errors import ToolEnvNotFoundError
 from .geo import CITIES, City, haversine_km, normalize_name
+from .world_data import (
+    _AIRCRAFT,
+    _AIRLINES,
+    _AMENITIES,
+    _COMPANIES,
+    _CUISINES,
+    _CURRENCIES,
+    _EMAIL_SUBJECTS,
+    _EVENT_TITLES,
+    _FIRST,
+    _GENRES,
+    _HOTEL_PREFIX,
+    _HOTEL_SUFFIX,
+    _LAST,
+    _MASCOTS_BASKET,
+    _MASCOTS_FOOTBALL,
+    _MOVIE_ADJ,
+    _MOVIE_NOUN,
+    _NEWS_SOURCES,
+    _PLACE_KINDS,
+    _PLACE_WORDS,
+    _RECIPES,
+    _STOCKS,
+    _STREETS,
+    CONDITIONS,
+)
 
 __all__ = [
     "Article",
@@ -32,74 +58,6 @@ __all__ = [
     "WeatherDay",
     "World",
 ]
-
-CONDITIONS = ("sunny", "partly cloudy", "cloudy", "light rain", "rain", "thunderstorm", "fog", "snow")
-_CURRENCIES: dict[str, tuple[str, float]] = {
-    "USD": ("US Dollar", 1.0), "EUR": ("Euro", 0.92), "GBP": ("British Pound", 0.79),
-    "JPY": ("Japanese Yen", 151.0), "CHF": ("Swiss Franc", 0.89), "CAD": ("Canadian Dollar", 1.36),
-    "AUD": ("Australian Dollar", 1.52), "CNY": ("Chinese Yuan", 7.2), "INR": ("Indian Rupee", 83.3),
-    "SGD": ("Singapore Dollar", 1.34), "AED": ("UAE Dirham", 3.67), "BRL": ("Brazilian Real", 5.1),
-    "MXN": ("Mexican Peso", 17.1), "KRW": ("South Korean Won", 1340.0), "SEK": ("Swedish Krona", 10.6),
-    "NOK": ("Norwegian Krone", 10.7), "ZAR": ("South African Rand", 18.6), "TRY": ("Turkish Lira", 32.0),
-    "HKD": ("Hong Kong Dollar", 7.82), "EGP": ("Egyptian Pound", 47.5),
-}  # fmt: skip
-_STOCKS: tuple[tuple[str, str, str, str, str, float], ...] = (
-    ("AAPL", "Apple Inc.", "NASDAQ", "USD", "Technology", 190.0),
-    ("MSFT", "Microsoft Corporation", "NASDAQ", "USD", "Technology", 410.0),
-    ("NVDA", "NVIDIA Corporation", "NASDAQ", "USD", "Semiconductors", 120.0),
-    ("AMZN", "Amazon.com Inc.", "NASDAQ", "USD", "Consumer", 180.0),
-    ("GOOGL", "Alphabet Inc.", "NASDAQ", "USD", "Technology", 170.0),
-    ("TSLA", "Tesla Inc.", "NASDAQ", "USD", "Automotive", 200.0),
-    ("JPM", "JPMorgan Chase & Co.", "NYSE", "USD", "Financials", 200.0),
-    ("KO", "The Coca-Cola Company", "NYSE", "USD", "Consumer", 62.0),
-    ("SAP", "SAP SE", "XETRA", "EUR", "Technology", 180.0),
-    ("SIE", "Siemens AG", "XETRA", "EUR", "Industrials", 175.0),
-    ("ASML", "ASML Holding N.V.", "Euronext Amsterdam", "EUR", "Semiconductors", 850.0),
-    ("MC", "LVMH Moët Hennessy Louis Vuitton", "Euronext Paris", "EUR", "Consumer", 720.0),
-    ("NESN", "Nestlé S.A.", "SIX", "CHF", "Consumer", 95.0),
-    ("SHEL", "Shell plc", "LSE", "GBP", "Energy", 27.0),
-    ("HSBA", "HSBC Holdings plc", "LSE", "GBP", "Financials", 6.8),
-    ("7203.T", "Toyota Motor Corporation", "TSE", "JPY", "Automotive", 3000.0),
-    ("6758.T", "Sony Group Corporation", "TSE", "JPY", "Technology", 3100.0),
-    ("0700.HK", "Tencent Holdings Ltd.", "HKEX", "HKD", "Technology", 380.0),
-    ("RELIANCE.NS", "Reliance Industries Ltd.", "NSE", "INR", "Energy", 2900.0),
-    ("005930.KS", "Samsung Electronics Co., Ltd.", "KRX", "KRW", "Technology", 75000.0),
-)  # fmt: skip
-_AIRLINES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("LH", "Lufthansa", ("Frankfurt", "Munich")), ("BA", "British Airways", ("London",)),
-    ("AF", "Air France", ("Paris",)), ("KL", "KLM", ("Amsterdam",)), ("IB", "Iberia", ("Madrid",)),
-    ("LX", "Swiss", ("Zurich",)), ("TK", "Turkish Airlines", ("Istanbul",)),
-    ("EK", "Emirates", ("Dubai",)), ("SQ", "Singapore Airlines", ("Singapore",)),
-    ("NH", "ANA", ("Tokyo",)), ("CX", "Cathay Pacific", ("Hong Kong",)), ("QF", "Qantas", ("Sydney",)),
-    ("UA", "United Airlines", ("Chicago", "San Francisco")),
-    ("DL", "Delta Air Lines", ("New York", "Los Angeles")), ("AC", "Air Canada", ("Toronto",)),
-)  # fmt: skip
-_AIRCRAFT = ("A320neo", "A321neo", "A350-900", "A380-800", "B737-800", "B787-9", "B777-300ER")
-_FIRST = ("Anna", "Ben", "Chloe", "David", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas",
-          "Kavya", "Liam", "Maya", "Noah", "Olga", "Pablo", "Quinn", "Rosa", "Sven", "Tara")  # fmt: skip
-_LAST = ("Schmidt", "Okafor", "Dubois", "Kim", "Rossi", "Haddad", "Larsen", "Tanaka", "Garcia",
-         "Novak", "Patel", "Walsh", "Cohen", "Silva", "Ivanova", "Moreno", "Baker", "Lindqvist")  # fmt: skip
-_COMPANIES = ("northwind", "contoso", "fabrikam", "tailspin", "woodgrove", "litware", "adatum")
-_HOTEL_PREFIX = ("Grand", "Royal", "Park", "City", "Harbor", "Garden", "Central", "Riverside", "Old Town", "Skyline")
-_HOTEL_SUFFIX = ("Hotel", "Suites", "Inn", "Residence", "Palace", "Lodge")
-_AMENITIES = ("wifi", "breakfast", "pool", "gym", "spa", "parking", "airport shuttle", "restaurant", "bar", "pet friendly")
-_STREETS = ("Main Street", "Station Road", "Market Square", "Park Avenue", "River Walk", "Castle Lane", "Harbor Road")
-_MASCOTS_FOOTBALL = ("Falcons", "United", "Rovers", "Lions", "Wanderers", "Athletic", "City", "Rangers", "Stars", "Dynamo")
-_MASCOTS_BASKET = ("Comets", "Hawks", "Titans", "Sharks", "Wolves", "Blaze", "Storm", "Knights")
-_EVENT_TITLES = ("Team standup", "Quarterly review", "Lunch with {p}", "1:1 with {p}", "Design review",
-                 "Dentist appointment", "Budget planning", "Call with {p}", "Product demo", "Yoga class",
-                 "Project kickoff", "Coffee with {p}")  # fmt: skip
-_EMAIL_SUBJECTS = ("Invoice #{n} for {month}", "Re: Project timeline", "Lunch next week?",
-                   "Your booking confirmation {n}", "Draft slides for review", "Team offsite in {city}",
-                   "Contract renewal", "Quick question about the report", "Welcome to the team!",
-                   "Flight options to {city}")  # fmt: skip
-_NEWS_SOURCES = ("The Daily Ledger", "Global Wire", "Metro Courier", "The Market Observer", "Tech Pulse", "Sports Desk Today")
-_CUISINES = ("italian", "mexican", "indian", "japanese", "french", "thai", "mediterranean", "american")
-_PLACE_KINDS = ("restaurant", "cafe", "museum", "park", "pharmacy", "supermarket", "bar", "gallery")
-_PLACE_WORDS = ("Blue", "Golden", "Little", "Corner", "Green", "Silver", "Lantern", "Olive", "Maple", "North")
-_MOVIE_ADJ = ("Silent", "Last", "Crimson", "Hidden", "Electric", "Frozen", "Broken", "Distant", "Burning", "Hollow")
-_MOVIE_NOUN = ("Harbor", "Signal", "Kingdom", "Orbit", "Garden", "Protocol", "Horizon", "Archive", "Tide", "Mirror")
-_GENRES = ("drama", "comedy", "thriller", "science fiction", "animation", "documentary", "action", "romance")
 
 
 @dataclass(frozen=True)
@@ -276,47 +234,6 @@ class Movie:
     synopsis: str
 
 
-# name, cuisine, diets, minutes, servings, ingredients, steps
-_RECIPES: tuple[tuple[str, str, tuple[str, ...], int, int, tuple[str, ...], tuple[str, ...]], ...] = (
-    ("Tomato basil pasta", "italian", ("vegetarian",), 25, 2,
-     ("200 g spaghetti", "400 g canned tomatoes", "2 cloves garlic", "1 handful basil", "2 tbsp olive oil"),
-     ("Boil the pasta.", "Simmer garlic and tomatoes in oil for 15 minutes.", "Toss with pasta and basil.")),
-    ("Chicken tikka skewers", "indian", ("gluten free",), 40, 4,
-     ("600 g chicken thigh", "150 g yogurt", "2 tbsp tikka spice mix", "1 lemon"),
-     ("Marinate chicken in yogurt, spices and lemon.", "Thread onto skewers.", "Grill 12 minutes, turning.")),
-    ("Black bean tacos", "mexican", ("vegan",), 20, 3,
-     ("400 g black beans", "6 corn tortillas", "1 avocado", "1 lime", "1 red onion"),
-     ("Warm and mash the beans.", "Slice onion and avocado.", "Fill tortillas and squeeze lime over.")),
-    ("Miso salmon bowl", "japanese", ("dairy free",), 30, 2,
-     ("2 salmon fillets", "2 tbsp white miso", "150 g rice", "1 cucumber", "1 tbsp sesame seeds"),
-     ("Cook the rice.", "Brush salmon with miso and bake 12 minutes.", "Serve over rice with cucumber.")),
-    ("French onion soup", "french", ("vegetarian",), 70, 4,
-     ("6 onions", "40 g butter", "1 l vegetable stock", "4 slices baguette", "100 g gruyere"),
-     ("Caramelise onions in butter for 40 minutes.", "Add stock and simmer.", "Top with bread and cheese; grill.")),
-    ("Green curry with tofu", "thai", ("vegan", "gluten free"), 35, 4,
-     ("400 g firm tofu", "400 ml coconut milk", "3 tbsp green curry paste", "200 g green beans", "1 bunch thai basil"),
-     ("Fry the curry paste.", "Add coconut milk, tofu and beans; simmer 15 minutes.", "Finish with basil.")),
-    ("Greek salad", "mediterranean", ("vegetarian", "gluten free"), 15, 2,
-     ("3 tomatoes", "1 cucumber", "100 g feta", "1 handful olives", "2 tbsp olive oil"),
-     ("Chop the vegetables.", "Add olives and feta.", "Dress with oil and oregano.")),
-    ("Classic pancakes", "american", ("vegetarian",), 20, 4,
-     ("200 g flour", "300 ml milk", "2 eggs", "1 tbsp sugar", "20 g butter"),
-     ("Whisk flour, milk, eggs and sugar.", "Rest 10 minutes.", "Fry ladlefuls in butter until golden.")),
-    ("Mushroom risotto", "italian", ("vegetarian", "gluten free"), 45, 4,
-     ("300 g arborio rice", "250 g mushrooms", "1 l stock", "1 onion", "50 g parmesan"),
-     ("Soften onion and mushrooms.", "Add rice, then stock ladle by ladle.", "Stir in parmesan.")),
-    ("Lentil dal", "indian", ("vegan", "gluten free"), 35, 4,
-     ("250 g red lentils", "1 onion", "1 tbsp curry powder", "400 ml coconut milk", "1 tbsp ginger"),
-     ("Fry onion, ginger and spices.", "Add lentils, coconut milk and water.", "Simmer 25 minutes.")),
-    ("Beef bulgogi", "korean", ("dairy free",), 30, 3,
-     ("500 g beef sirloin", "4 tbsp soy sauce", "1 pear", "3 cloves garlic", "1 tbsp sesame oil"),
-     ("Blend pear, garlic and soy into a marinade.", "Marinate sliced beef 20 minutes.", "Sear in a hot pan.")),
-    ("Shakshuka", "mediterranean", ("vegetarian", "gluten free"), 30, 2,
-     ("4 eggs", "400 g canned tomatoes", "1 red pepper", "1 tsp cumin", "1 onion"),
-     ("Soften onion and pepper.", "Add tomatoes and cumin; simmer.", "Crack in eggs and cover until set.")),
-)  # fmt: skip
-
-
 def _round(value: float, digits: int = 1) -> float:
     return round(value + 0.0, digits)
 
@@ -332,7 +249,9 @@ class World:
         self.seed = int(seed)
         clock = self.rng("clock")
         self.today: date = date(2025, 1, 6) + timedelta(days=clock.randrange(0, 300))
-        self.now_utc: datetime = datetime(self.today.year, self.today.month, self.today.day, clock.randrange(7, 20), 0)
+        self.now_utc: datetime = datetime(
+            self.today.year, self.today.month, self.today.day, clock.randrange(7, 20), 0
+        )
         self._cities = {city.key: city for city in CITIES}
         for city in CITIES:
             self._cities.setdefault(normalize_name(city.airport), city)
@@ -347,7 +266,9 @@ class World:
         key = normalize_name(name)
         city = self._cities.get(key) or self._cities.get(normalize_name(name.split(",")[0]))
         if city is None:
-            raise ToolEnvNotFoundError(f"unknown city {name!r}; known cities include {', '.join(c.name for c in CITIES[:6])}")
+            raise ToolEnvNotFoundError(
+                f"unknown city {name!r}; known cities include {', '.join(c.name for c in CITIES[:6])}"
+            )
         return city
 
     def local_now(self, city: City) -> datetime:
@@ -361,7 +282,11 @@ class World:
         rng = self.rng("weather", city.key, day.isoformat())
         season = math.cos(2 * math.pi * (day.timetuple().tm_yday - 200) / 365)
         hemisphere = 1 if city.lat >= 0 else -1
-        mean = 29 - 0.42 * max(0.0, abs(city.lat) - 12) + hemisphere * season * min(12.0, 0.22 * abs(city.lat))
+        mean = (
+            29
+            - 0.42 * max(0.0, abs(city.lat) - 12)
+            + hemisphere * season * min(12.0, 0.22 * abs(city.lat))
+        )
         high = mean + 4 + rng.gauss(0, 2.5)
         low = high - rng.uniform(5, 11)
         weights = [4, 4, 3, 2, 2, 1, 1, 2 if low < 1 else 0]
@@ -405,8 +330,10 @@ class World:
     def usd_rates(self) -> dict[str, float]:
         """Units of each currency per US dollar."""
         rng = self.rng("fx")
-        return {code: round(base * (1 + rng.uniform(-0.03, 0.03)), 6) if code != "USD" else 1.0
-                for code, (_, base) in _CURRENCIES.items()}  # fmt: skip
+        return {
+            code: round(base * (1 + rng.uniform(-0.03, 0.03)), 6) if code != "USD" else 1.0
+            for code, (_, base) in _CURRENCIES.items()
+        }
 
     def currency_name(self, code: str) -> str:
         """The English name of a currency code."""
@@ -416,7 +343,9 @@ class World:
         """Validate a currency code against the world's currencies."""
         upper = code.strip().upper()
         if upper not in _CURRENCIES:
-            raise ToolEnvNotFoundError(f"unsupported currency {code!r}; supported: {', '.join(_CURRENCIES)}")
+            raise ToolEnvNotFoundError(
+                f"unsupported currency {code!r}; supported: {', '.join(_CURRENCIES)}"
+            )
         return upper
 
     def exchange_rate(self, base: str, quote: str) -> float:
@@ -437,12 +366,18 @@ class World:
             price = round(base * math.exp(rng.gauss(0, 0.08)), 2)
             previous = round(price / (1 + rng.gauss(0, 0.015)), 2)
             out[symbol] = Stock(
-                symbol=symbol, name=name, exchange=exchange, currency=currency, sector=sector,
-                price=price, previous_close=previous,
+                symbol=symbol,
+                name=name,
+                exchange=exchange,
+                currency=currency,
+                sector=sector,
+                price=price,
+                previous_close=previous,
                 market_cap_billion=round(rng.uniform(20, 3000), 1),
-                pe_ratio=round(rng.uniform(8, 60), 1), employees=rng.randrange(5_000, 400_000, 100),
+                pe_ratio=round(rng.uniform(8, 60), 1),
+                employees=rng.randrange(5_000, 400_000, 100),
                 headquarters=rng.choice(CITIES).name,
-            )  # fmt: skip
+            )
         return out
 
     def stock(self, symbol: str) -> Stock:
@@ -486,18 +421,29 @@ class World:
         distance = haversine_km(origin.lat, origin.lon, dest.lat, dest.lon)
         minutes = int(round((distance / 820 + 0.6) * 60 / 5) * 5)
         dep = datetime(2000, 1, 1, rng.randrange(6, 23), rng.randrange(0, 60, 5))
-        arr = dep + timedelta(minutes=minutes) + timedelta(hours=dest.utc_offset - origin.utc_offset)
+        arr = (
+            dep + timedelta(minutes=minutes) + timedelta(hours=dest.utc_offset - origin.utc_offset)
+        )
         base = 60 + distance * 0.09
         return Flight(
-            number=number, airline=airline, origin=origin, destination=dest,
-            departure_time=dep.strftime("%H:%M"), arrival_time=arr.strftime("%H:%M"),
-            arrival_day_offset=(arr.date() - dep.date()).days, duration_minutes=minutes,
-            distance_km=round(distance), aircraft=rng.choice(_AIRCRAFT),
-            terminal=str(rng.randint(1, 3)), gate=f"{rng.choice('ABCDEFGH')}{rng.randint(1, 60)}",
-            fares_usd={"economy": round(base * rng.uniform(0.8, 1.3), 2),
-                       "premium_economy": round(base * rng.uniform(1.6, 2.2), 2),
-                       "business": round(base * rng.uniform(3.5, 5.0), 2)},
-        )  # fmt: skip
+            number=number,
+            airline=airline,
+            origin=origin,
+            destination=dest,
+            departure_time=dep.strftime("%H:%M"),
+            arrival_time=arr.strftime("%H:%M"),
+            arrival_day_offset=(arr.date() - dep.date()).days,
+            duration_minutes=minutes,
+            distance_km=round(distance),
+            aircraft=rng.choice(_AIRCRAFT),
+            terminal=str(rng.randint(1, 3)),
+            gate=f"{rng.choice('ABCDEFGH')}{rng.randint(1, 60)}",
+            fares_usd={
+                "economy": round(base * rng.uniform(0.8, 1.3), 2),
+                "premium_economy": round(base * rng.uniform(1.6, 2.2), 2),
+                "business": round(base * rng.uniform(3.5, 5.0), 2),
+            },
+        )
 
     def flight(self, number: str) -> Flight:
         """A flight by number (``"lh 400"`` and ``"LH400"`` both work)."""
@@ -524,17 +470,24 @@ class World:
         for city in CITIES:
             rng = self.rng("hotels", city.key)
             cost = 0.6 + 0.8 * rng.random()
-            for index, (prefix, suffix) in enumerate(zip(rng.sample(_HOTEL_PREFIX, 5), rng.choices(_HOTEL_SUFFIX, k=5), strict=True)):
+            for index, (prefix, suffix) in enumerate(
+                zip(rng.sample(_HOTEL_PREFIX, 5), rng.choices(_HOTEL_SUFFIX, k=5), strict=True)
+            ):
                 stars = rng.randint(2, 5)
                 hotel_id = f"{city.airport}-H{index + 1}"
                 out[hotel_id] = Hotel(
-                    hotel_id=hotel_id, name=f"{prefix} {city.name} {suffix}", city=city, stars=stars,
+                    hotel_id=hotel_id,
+                    name=f"{prefix} {city.name} {suffix}",
+                    city=city,
+                    stars=stars,
                     rating=round(rng.uniform(6.2, 9.7), 1),
-                    price_per_night_usd=round((45 + 38 * stars * stars / 2) * cost * rng.uniform(0.8, 1.25), 2),
+                    price_per_night_usd=round(
+                        (45 + 38 * stars * stars / 2) * cost * rng.uniform(0.8, 1.25), 2
+                    ),
                     address=f"{rng.randint(1, 180)} {rng.choice(_STREETS)}, {city.name}",
                     distance_to_center_km=round(rng.uniform(0.2, 9.0), 1),
                     amenities=tuple(sorted(rng.sample(_AMENITIES, rng.randint(3, 7)))),
-                )  # fmt: skip
+                )
         return out
 
     def hotel(self, hotel_id: str) -> Hotel:
@@ -553,7 +506,14 @@ class World:
     def user(self) -> Contact:
         """The account owner of the mailbox and calendar."""
         rng = self.rng("user")
-        return Contact("me", "Alex Morgan", "alex.morgan@example.com", "+1-555-0100", "example", rng.choice(CITIES).name)
+        return Contact(
+            "me",
+            "Alex Morgan",
+            "alex.morgan@example.com",
+            "+1-555-0100",
+            "example",
+            rng.choice(CITIES).name,
+        )
 
     @cached_property
     def contacts(self) -> list[Contact]:
@@ -563,12 +523,16 @@ class World:
         out = []
         for index, (first, last) in enumerate(zip(firsts, lasts, strict=True)):
             company = rng.choice(_COMPANIES)
-            out.append(Contact(
-                contact_id=f"c{index + 1:03d}", name=f"{first} {last}",
-                email=f"{first.lower()}.{last.lower()}@{company}.com",
-                phone=f"+1-555-{rng.randint(1000, 9999)}", company=company.title(),
-                city=rng.choice(CITIES).name,
-            ))  # fmt: skip
+            out.append(
+                Contact(
+                    contact_id=f"c{index + 1:03d}",
+                    name=f"{first} {last}",
+                    email=f"{first.lower()}.{last.lower()}@{company}.com",
+                    phone=f"+1-555-{rng.randint(1000, 9999)}",
+                    company=company.title(),
+                    city=rng.choice(CITIES).name,
+                )
+            )
         return out
 
     @cached_property
@@ -577,16 +541,29 @@ class World:
         rng = self.rng("calendar")
         out = []
         for index in range(14):
-            start = datetime(self.today.year, self.today.month, self.today.day, rng.randrange(8, 18), rng.choice((0, 30)))
+            start = datetime(
+                self.today.year,
+                self.today.month,
+                self.today.day,
+                rng.randrange(8, 18),
+                rng.choice((0, 30)),
+            )
             start += timedelta(days=rng.randrange(0, 14))
             person = rng.choice(self.contacts)
-            out.append(Event(
-                event_id=f"evt_{index + 1:04d}", title=rng.choice(_EVENT_TITLES).format(p=person.name.split()[0]),
-                start=start.strftime("%Y-%m-%dT%H:%M"),
-                end=(start + timedelta(minutes=rng.choice((30, 45, 60, 90)))).strftime("%Y-%m-%dT%H:%M"),
-                location=rng.choice(("Room 4.12", "Video call", "Cafe Central", "Head office", "Online")),
-                attendees=(person.email,),
-            ))  # fmt: skip
+            out.append(
+                Event(
+                    event_id=f"evt_{index + 1:04d}",
+                    title=rng.choice(_EVENT_TITLES).format(p=person.name.split()[0]),
+                    start=start.strftime("%Y-%m-%dT%H:%M"),
+                    end=(start + timedelta(minutes=rng.choice((30, 45, 60, 90)))).strftime(
+                        "%Y-%m-%dT%H:%M"
+                    ),
+                    location=rng.choice(
+                        ("Room 4.12", "Video call", "Cafe Central", "Head office", "Online")
+                    ),
+                    attendees=(person.email,),
+                )
+            )
         return sorted(out, key=lambda event: event.start)
 
     @cached_property
@@ -597,13 +574,23 @@ class World:
         for index in range(16):
             person = rng.choice(self.contacts)
             received = self.now_utc - timedelta(minutes=rng.randrange(10, 60 * 24 * 10))
-            subject = rng.choice(_EMAIL_SUBJECTS).format(n=rng.randint(1000, 9999), month=received.strftime("%B"), city=rng.choice(CITIES).name)
-            out.append(Email(
-                message_id=f"msg_{index + 1:04d}", sender=person.email, sender_name=person.name, subject=subject,
-                body=f"Hi Alex,\n\n{subject}. Let me know what you think.\n\nBest,\n{person.name.split()[0]}",
-                received_at=received.strftime("%Y-%m-%dT%H:%M"), unread=rng.random() < 0.4,
-                folder=rng.choice(("inbox", "inbox", "inbox", "archive")),
-            ))  # fmt: skip
+            subject = rng.choice(_EMAIL_SUBJECTS).format(
+                n=rng.randint(1000, 9999),
+                month=received.strftime("%B"),
+                city=rng.choice(CITIES).name,
+            )
+            out.append(
+                Email(
+                    message_id=f"msg_{index + 1:04d}",
+                    sender=person.email,
+                    sender_name=person.name,
+                    subject=subject,
+                    body=f"Hi Alex,\n\n{subject}. Let me know what you think.\n\nBest,\n{person.name.split()[0]}",
+                    received_at=received.strftime("%Y-%m-%dT%H:%M"),
+                    unread=rng.random() < 0.4,
+                    folder=rng.choice(("inbox", "inbox", "inbox", "archive")),
+                )
+            )
         return sorted(out, key=lambda mail: mail.received_at, reverse=True)
 
     # media ---------------------------------------------------------------------------------------
@@ -634,46 +621,74 @@ class World:
             else:
                 title = f"{city.name} hosts international summit on {rng.choice(('water security', 'urban transport', 'trade', 'climate adaptation'))}"
             published = self.now_utc - timedelta(minutes=rng.randrange(5, 60 * 72))
-            out.append(Article(
-                article_id=f"art_{index + 1:04d}", title=title, category=category,
-                source=rng.choice(_NEWS_SOURCES), published_at=published.strftime("%Y-%m-%dT%H:%M"),
-                summary=f"{title}. Our correspondents summarise what happened and what comes next.",
-                country=city.country_code,
-            ))  # fmt: skip
+            out.append(
+                Article(
+                    article_id=f"art_{index + 1:04d}",
+                    title=title,
+                    category=category,
+                    source=rng.choice(_NEWS_SOURCES),
+                    published_at=published.strftime("%Y-%m-%dT%H:%M"),
+                    summary=f"{title}. Our correspondents summarise what happened and what comes next.",
+                    country=city.country_code,
+                )
+            )
         return sorted(out, key=lambda article: article.published_at, reverse=True)
 
     @cached_property
     def leagues(self) -> dict[str, League]:
         """Two leagues with a double round-robin; five rounds are already played."""
         rng = self.rng("leagues")
-        specs = (("Continental Football League", "football", _MASCOTS_FOOTBALL, 10),
-                 ("Pacific Basketball League", "basketball", _MASCOTS_BASKET, 8))  # fmt: skip
+        specs = (
+            ("Continental Football League", "football", _MASCOTS_FOOTBALL, 10),
+            ("Pacific Basketball League", "basketball", _MASCOTS_BASKET, 8),
+        )
         out = {}
         for name, sport, mascots, size in specs:
             cities = rng.sample(CITIES, size)
-            teams = tuple(f"{city.name} {mascot}" for city, mascot in zip(cities, rng.sample(mascots, size), strict=True))
+            teams = tuple(
+                f"{city.name} {mascot}"
+                for city, mascot in zip(cities, rng.sample(mascots, size), strict=True)
+            )
             team_cities = {team: city.name for team, city in zip(teams, cities, strict=True)}
-            out[name] = League(name, sport, teams, team_cities, self._fixtures(name, sport, teams, team_cities))
+            out[name] = League(
+                name, sport, teams, team_cities, self._fixtures(name, sport, teams, team_cities)
+            )
         return out
 
-    def _fixtures(self, league: str, sport: str, teams: tuple[str, ...], cities: dict[str, str]) -> tuple[Match, ...]:
+    def _fixtures(
+        self, league: str, sport: str, teams: tuple[str, ...], cities: dict[str, str]
+    ) -> tuple[Match, ...]:
         rng = self.rng("fixtures", league)
         order = list(teams)
         matches = []
         for round_index in range(len(order) - 1):
-            day = self.today + timedelta(days=7 * (round_index - 5) + (3 if round_index >= 5 else -2))
+            day = self.today + timedelta(
+                days=7 * (round_index - 5) + (3 if round_index >= 5 else -2)
+            )
             for k in range(len(order) // 2):
                 home, away = order[k], order[-1 - k]
                 if round_index % 2:
                     home, away = away, home
                 scores: tuple[int | None, int | None] = (None, None)
                 if round_index < 5:
-                    scores = ((rng.choice((0, 0, 1, 1, 1, 2, 2, 3, 4)), rng.choice((0, 0, 1, 1, 2, 2, 3)))
-                              if sport == "football" else (rng.randint(85, 125), rng.randint(82, 121)))  # fmt: skip
+                    scores = (
+                        (rng.choice((0, 0, 1, 1, 1, 2, 2, 3, 4)), rng.choice((0, 0, 1, 1, 2, 2, 3)))
+                        if sport == "football"
+                        else (rng.randint(85, 125), rng.randint(82, 121))
+                    )
                     if sport == "basketball" and scores[0] == scores[1]:
                         scores = (scores[0] + 3, scores[1])
-                matches.append(Match(f"{''.join(w[0] for w in league.split())}-{round_index + 1:02d}-{k + 1}", league,
-                                     day.isoformat(), home, away, cities[home], *scores))  # fmt: skip
+                matches.append(
+                    Match(
+                        f"{''.join(w[0] for w in league.split())}-{round_index + 1:02d}-{k + 1}",
+                        league,
+                        day.isoformat(),
+                        home,
+                        away,
+                        cities[home],
+                        *scores,
+                    )
+                )
             order.insert(1, order.pop())
         return tuple(matches)
 
@@ -703,14 +718,25 @@ class World:
     def recipes(self) -> dict[str, Recipe]:
         """Recipes by id with seeded nutrition per serving."""
         out = {}
-        for index, (name, cuisine, diets, minutes, servings, ingredients, steps) in enumerate(_RECIPES):
+        for index, (name, cuisine, diets, minutes, servings, ingredients, steps) in enumerate(
+            _RECIPES
+        ):
             rng = self.rng("recipe", name)
             recipe_id = f"rcp_{index + 1:03d}"
             out[recipe_id] = Recipe(
-                recipe_id, name, cuisine, diets, minutes, servings, ingredients, steps,
-                calories=rng.randrange(220, 820, 5), protein_g=round(rng.uniform(5, 45), 1),
-                carbs_g=round(rng.uniform(8, 90), 1), fat_g=round(rng.uniform(4, 40), 1),
-            )  # fmt: skip
+                recipe_id,
+                name,
+                cuisine,
+                diets,
+                minutes,
+                servings,
+                ingredients,
+                steps,
+                calories=rng.randrange(220, 820, 5),
+                protein_g=round(rng.uniform(5, 45), 1),
+                carbs_g=round(rng.uniform(8, 90), 1),
+                fat_g=round(rng.uniform(4, 40), 1),
+            )
         return out
 
     def recipe(self, recipe_id: str) -> Recipe:
@@ -724,17 +750,27 @@ class World:
     def movies(self) -> dict[str, Movie]:
         """Films by id."""
         rng = self.rng("movies")
-        titles = [f"The {adj} {noun}" for adj, noun in zip(rng.sample(_MOVIE_ADJ, 10), rng.sample(_MOVIE_NOUN, 10), strict=True)]
+        titles = [
+            f"The {adj} {noun}"
+            for adj, noun in zip(
+                rng.sample(_MOVIE_ADJ, 10), rng.sample(_MOVIE_NOUN, 10), strict=True
+            )
+        ]
         out = {}
         for index, title in enumerate(titles):
             movie_id = f"mv_{index + 1:03d}"
             genre = rng.choice(_GENRES)
             out[movie_id] = Movie(
-                movie_id, title, genre, rng.randint(1998, self.today.year), rng.randint(84, 172),
-                round(rng.uniform(5.1, 8.9), 1), f"{rng.choice(_FIRST)} {rng.choice(_LAST)}",
+                movie_id,
+                title,
+                genre,
+                rng.randint(1998, self.today.year),
+                rng.randint(84, 172),
+                round(rng.uniform(5.1, 8.9), 1),
+                f"{rng.choice(_FIRST)} {rng.choice(_LAST)}",
                 tuple(f"{rng.choice(_FIRST)} {rng.choice(_LAST)}" for _ in range(3)),
                 f"A {genre} about {rng.choice(('a lighthouse keeper', 'two rival chefs', 'a lost satellite', 'an unlikely heist crew', 'a family reunion'))}.",
-            )  # fmt: skip
+            )
         return out
 
     def movie(self, movie_id: str) -> Movie:
@@ -751,11 +787,15 @@ class World:
         out = []
         for cinema in (f"Cineplex {city.name} Central", f"{city.name} Arthouse"):
             for hour in sorted(rng.sample(range(12, 23), rng.randint(1, 3))):
-                out.append({
-                    "showtime_id": f"st_{movie.movie_id[3:]}_{city.airport.lower()}_{day:%m%d}_{hour}",
-                    "cinema": cinema, "start": f"{day.isoformat()}T{hour:02d}:{rng.choice(('00', '15', '30', '45'))}",
-                    "price": self.convert(price_usd, "USD", city.currency), "currency": city.currency,
-                })  # fmt: skip
+                out.append(
+                    {
+                        "showtime_id": f"st_{movie.movie_id[3:]}_{city.airport.lower()}_{day:%m%d}_{hour}",
+                        "cinema": cinema,
+                        "start": f"{day.isoformat()}T{hour:02d}:{rng.choice(('00', '15', '30', '45'))}",
+                        "price": self.convert(price_usd, "USD", city.currency),
+                        "currency": city.currency,
+                    }
+                )
         return out
 
     def places(self, city: City, kind: str) -> list[dict[str, float | str | bool]]:
@@ -763,13 +803,18 @@ class World:
         rng = self.rng("places", city.key, kind)
         out = []
         for index, word in enumerate(rng.sample(_PLACE_WORDS, 4)):
-            out.append({
-                "place_id": f"pl_{city.airport.lower()}_{kind[:3]}_{index + 1}", "name": f"{word} {kind.title()}",
-                "category": kind, "rating": round(rng.uniform(3.2, 4.9), 1),
-                "address": f"{rng.randint(1, 200)} {rng.choice(_STREETS)}, {city.name}",
-                "lat": round(city.lat + rng.uniform(-0.03, 0.03), 5), "lon": round(city.lon + rng.uniform(-0.03, 0.03), 5),
-                "open_now": rng.random() < 0.75,
-            })  # fmt: skip
+            out.append(
+                {
+                    "place_id": f"pl_{city.airport.lower()}_{kind[:3]}_{index + 1}",
+                    "name": f"{word} {kind.title()}",
+                    "category": kind,
+                    "rating": round(rng.uniform(3.2, 4.9), 1),
+                    "address": f"{rng.randint(1, 200)} {rng.choice(_STREETS)}, {city.name}",
+                    "lat": round(city.lat + rng.uniform(-0.03, 0.03), 5),
+                    "lon": round(city.lon + rng.uniform(-0.03, 0.03), 5),
+                    "open_now": rng.random() < 0.75,
+                }
+            )
         return out
 
     @staticmethod

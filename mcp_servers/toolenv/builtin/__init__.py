@@ -8,7 +8,14 @@ from ..records import ToolRecord
 from . import aviation, finance, food, hotels, maps, media, personal, translation, weather
 from ._registry import BuiltinTool, Handler, Provider
 
-__all__ = ["BuiltinTool", "Handler", "Provider", "builtin_handlers", "builtin_records", "builtin_tools"]
+__all__ = [
+    "BuiltinTool",
+    "Handler",
+    "Provider",
+    "builtin_handlers",
+    "builtin_records",
+    "builtin_tools",
+]
 
 _PROVIDERS: tuple[Provider, ...] = (
     weather.provider, aviation.provider, hotels.provider, finance.finance, finance.currency, maps.maps, maps.clock,

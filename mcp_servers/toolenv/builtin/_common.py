@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import ToolEnvNotFoundError
 from ..geo import City
 from ..world import World
-from ._schema import Schema, integer, number, obj, string
+from ._schema import Schema, number, obj, string
 
 __all__ = [
     "CITY",
@@ -27,7 +27,9 @@ __all__ = [
 
 CITY = string("City name, for example 'Paris', 'New York' or 'Tokyo'.", min_length=1)
 DATE = string("Calendar date as YYYY-MM-DD.", pattern=r"^\d{4}-\d{2}-\d{2}$")
-DATETIME = string("Local date and time as YYYY-MM-DDTHH:MM.", pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$")
+DATETIME = string(
+    "Local date and time as YYYY-MM-DDTHH:MM.", pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$"
+)
 UNITS = string("Unit system for temperatures.", enum=("metric", "imperial"), default="metric")
 CITY_REF: Schema = obj(
     {"city": string(), "country": string(), "lat": number(), "lon": number()},

@@ -84,7 +84,11 @@ def boolean(description: str = "", *, default: bool | None = None) -> Schema:
 
 
 def array(
-    items: Schema, description: str = "", *, min_items: int | None = None, max_items: int | None = None
+    items: Schema,
+    description: str = "",
+    *,
+    min_items: int | None = None,
+    max_items: int | None = None,
 ) -> Schema:
     """An ``array`` schema of ``items``."""
     return _with(

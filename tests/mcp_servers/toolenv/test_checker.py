@@ -9,10 +9,21 @@ from mcp_servers.toolenv.checker import extract_numbers
 
 
 def _task(*facts: AnswerFact) -> Task:
-    return Task(id="t", query="q", group="G1", family="f", seed=0, calls=[], facts=list(facts), gold_answer="")
+    return Task(
+        id="t",
+        query="q",
+        group="G1",
+        family="f",
+        seed=0,
+        calls=[],
+        facts=list(facts),
+        gold_answer="",
+    )
 
 
-@pytest.mark.parametrize("answer", ["21.5", "It is 21.50 degrees", "21.5°C", "about 21,5 °C", "temp: 21.5C"])
+@pytest.mark.parametrize(
+    "answer", ["21.5", "It is 21.50 degrees", "21.5°C", "about 21,5 °C", "temp: 21.5C"]
+)
 def test_number_formats_match(answer: str) -> None:
     assert check_answer(_task(AnswerFact(value=21.5, label="t")), answer).success
 

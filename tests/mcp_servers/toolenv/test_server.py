@@ -26,7 +26,9 @@ async def test_in_memory_round_trip_with_real_schemas() -> None:
         assert send.annotations is not None and send.annotations.destructive_hint
         result = await client.call_tool("weather__get_forecast", {"city": "Paris", "days": 2})
         assert not result.is_error
-        assert result.structured_content == await env.simulator.call("weather", "get_forecast", {"city": "Paris", "days": 2})
+        assert result.structured_content == await env.simulator.call(
+            "weather", "get_forecast", {"city": "Paris", "days": 2}
+        )
         bad = await client.call_tool("weather__get_forecast", {"city": "Paris", "days": 99})
         assert bad.is_error and "ToolEnvArgumentError" in bad.content[0].text
         missing = await client.call_tool("weather__get_forecast", {"city": "Atlantis"})
@@ -37,9 +39,14 @@ async def test_in_memory_round_trip_with_real_schemas() -> None:
 
 @pytest.mark.slow
 async def test_stdio_entry_point_serves_the_catalog() -> None:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_servers.toolenv", "--seed", "4"])
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "mcp_servers.toolenv", "--seed", "4"]
+    )
     async with Client(stdio_client(params)) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert "aviation__get_flight" in names
-        result = await client.call_tool("currency__convert_currency", {"amount": 10, "from_currency": "USD", "to_currency": "USD"})
+        result = await client.call_tool(
+            "currency__convert_currency",
+            {"amount": 10, "from_currency": "USD", "to_currency": "USD"},
+        )
         assert result.structured_content["converted_amount"] == 10

@@ -32,7 +32,9 @@ def _sim(records: list[ToolRecord], seed: int = 7, **options: Any) -> ToolEnvSim
 
 
 @pytest.mark.parametrize("seed", [0, 11])
-async def test_every_builtin_tool_answers_within_its_output_schema(records: list[ToolRecord], seed: int) -> None:
+async def test_every_builtin_tool_answers_within_its_output_schema(
+    records: list[ToolRecord], seed: int
+) -> None:
     sim = _sim(records, seed)
     examples = example_arguments(sim.world)
     assert set(examples) == {r.id for r in records}
@@ -43,15 +45,25 @@ async def test_every_builtin_tool_answers_within_its_output_schema(records: list
         assert not errors, f"{record.id}: {errors[0].message}"
 
 
-async def test_same_call_same_response_across_instances_and_seeds_differ(records: list[ToolRecord]) -> None:
+async def test_same_call_same_response_across_instances_and_seeds_differ(
+    records: list[ToolRecord],
+) -> None:
     args = example_arguments(_sim(records).world)
     first, second, other = _sim(records, 7), _sim(records, 7), _sim(records, 8)
-    for tool_id in ("weather/get_forecast", "finance/get_stock_quote", "hotels/search_hotels", "currency/get_exchange_rate"):
+    for tool_id in (
+        "weather/get_forecast",
+        "finance/get_stock_quote",
+        "hotels/search_hotels",
+        "currency/get_exchange_rate",
+    ):
         provider, tool = tool_id.split("/")
         a = await first.call(provider, tool, args[tool_id])
         assert a == await first.call(provider, tool, args[tool_id])
         assert a == await second.call(provider, tool, args[tool_id])
-    forecasts = [await s.call("weather", "get_forecast", {"city": "Paris", "days": 7}) for s in (first, other)]
+    forecasts = [
+        await s.call("weather", "get_forecast", {"city": "Paris", "days": 7})
+        for s in (first, other)
+    ]
     assert forecasts[0] != forecasts[1]
 
 
@@ -62,11 +74,17 @@ async def test_weather_is_consistent_across_tools(records: list[ToolRecord]) -> 
         metar = await sim.call("aviation", "get_airport_weather", {"code": airport})
         hourly = await sim.call("weather", "get_hourly_forecast", {"city": city, "hours": 1})
         forecast = await sim.call("weather", "get_forecast", {"city": city, "days": 1})
-        assert current["temperature"] == metar["temperature_c"] == hourly["hours"][0]["temperature_c"]
+        assert (
+            current["temperature"] == metar["temperature_c"] == hourly["hours"][0]["temperature_c"]
+        )
         assert current["condition"] == metar["condition"] == forecast["days"][0]["condition"]
         assert forecast["days"][0]["low"] <= current["temperature"] <= forecast["days"][0]["high"]
-        imperial = await sim.call("weather", "get_current_weather", {"city": city, "units": "imperial"})
-        assert imperial["temperature"] == pytest.approx(current["temperature"] * 9 / 5 + 32, abs=0.06)
+        imperial = await sim.call(
+            "weather", "get_current_weather", {"city": city, "units": "imperial"}
+        )
+        assert imperial["temperature"] == pytest.approx(
+            current["temperature"] * 9 / 5 + 32, abs=0.06
+        )
 
 
 async def test_flight_schedule_agrees_with_search_and_departures(records: list[ToolRecord]) -> None:
@@ -74,10 +92,16 @@ async def test_flight_schedule_agrees_with_search_and_departures(records: list[T
     number = sorted(sim.world.flights)[3]
     flight = await sim.call("aviation", "get_flight", {"flight_number": number.lower()})
     assert flight["flight_number"] == number
-    departures = await sim.call("aviation", "list_departures", {"code": flight["origin"]["code"], "limit": 50})
+    departures = await sim.call(
+        "aviation", "list_departures", {"code": flight["origin"]["code"], "limit": 50}
+    )
     assert number in {d["flight_number"] for d in departures["departures"]}
     quote = await sim.call("finance", "get_stock_quote", {"symbol": "SAP"})
-    converted = await sim.call("currency", "convert_currency", {"amount": quote["price"], "from_currency": "EUR", "to_currency": "EUR"})
+    converted = await sim.call(
+        "currency",
+        "convert_currency",
+        {"amount": quote["price"], "from_currency": "EUR", "to_currency": "EUR"},
+    )
     assert converted["converted_amount"] == pytest.approx(quote["price"])
 
 
@@ -86,15 +110,33 @@ async def test_flight_schedule_agrees_with_search_and_departures(records: list[T
     [
         ("weather/get_current_weather", {}, "'city' is a required property"),
         ("weather/get_current_weather", {"city": 42}, "city: 42 is not of type 'string'"),
-        ("weather/get_current_weather", {"city": "Paris", "unit": "metric"}, "Additional properties"),
-        ("weather/get_current_weather", {"city": "Paris", "units": "kelvin"}, "units: 'kelvin' is not one of"),
-        ("weather/get_forecast", {"city": "Paris", "days": 30}, "days: 30 is greater than the maximum"),
+        (
+            "weather/get_current_weather",
+            {"city": "Paris", "unit": "metric"},
+            "Additional properties",
+        ),
+        (
+            "weather/get_current_weather",
+            {"city": "Paris", "units": "kelvin"},
+            "units: 'kelvin' is not one of",
+        ),
+        (
+            "weather/get_forecast",
+            {"city": "Paris", "days": 30},
+            "days: 30 is greater than the maximum",
+        ),
         ("aviation/get_flight", {"flight_number": "not a flight"}, "flight_number"),
         ("email/send_email", {"to": [], "subject": "x", "body": "y"}, "to: [] should be non-empty"),
-        ("currency/convert_currency", {"amount": -5, "from_currency": "USD", "to_currency": "EUR"}, "amount: -5 is less than"),
+        (
+            "currency/convert_currency",
+            {"amount": -5, "from_currency": "USD", "to_currency": "EUR"},
+            "amount: -5 is less than",
+        ),
     ],
 )
-async def test_invalid_arguments_raise_a_typed_error(records: list[ToolRecord], tool: str, arguments: dict[str, Any], fragment: str) -> None:
+async def test_invalid_arguments_raise_a_typed_error(
+    records: list[ToolRecord], tool: str, arguments: dict[str, Any], fragment: str
+) -> None:
     sim = _sim(records)
     provider, name = tool.split("/")
     with pytest.raises(ToolEnvArgumentError) as info:
@@ -103,7 +145,9 @@ async def test_invalid_arguments_raise_a_typed_error(records: list[ToolRecord], 
     assert info.value.tool_id == tool and fragment in str(info.value)
 
 
-async def test_non_object_arguments_and_unknown_tools_are_typed_errors(records: list[ToolRecord]) -> None:
+async def test_non_object_arguments_and_unknown_tools_are_typed_errors(
+    records: list[ToolRecord],
+) -> None:
     sim = _sim(records)
     with pytest.raises(ToolEnvArgumentError, match="must be a JSON object"):
         await sim.call("weather", "get_forecast", ["Paris"])  # type: ignore[arg-type]
@@ -126,11 +170,19 @@ def test_bad_simulator_options_are_rejected(records: list[ToolRecord]) -> None:
         ToolEnvSimulator([records[0], records[0]])
 
 
-async def test_pinned_responses_override_handlers_with_defaults_filled(records: list[ToolRecord]) -> None:
-    pin = PinnedResponse(tool="weather/get_forecast", arguments={"city": "Paris", "days": 3}, response={"pinned": True})
+async def test_pinned_responses_override_handlers_with_defaults_filled(
+    records: list[ToolRecord],
+) -> None:
+    pin = PinnedResponse(
+        tool="weather/get_forecast",
+        arguments={"city": "Paris", "days": 3},
+        response={"pinned": True},
+    )
     sim = _sim(records, pinned=[pin])
     assert await sim.call("weather", "get_forecast", {"city": "Paris"}) == {"pinned": True}
-    assert await sim.call("weather", "get_forecast", {"city": "Paris", "days": 3, "units": "metric"}) == {"pinned": True}
+    assert await sim.call(
+        "weather", "get_forecast", {"city": "Paris", "days": 3, "units": "metric"}
+    ) == {"pinned": True}
     assert "days" in await sim.call("weather", "get_forecast", {"city": "Rome"})
     with pytest.raises(ToolEnvUnknownToolError):
         sim.pin("weather/nope", {}, {})
@@ -148,11 +200,19 @@ async def _outcomes(sim: ToolEnvSimulator, calls: int) -> list[str]:
     return out
 
 
-async def test_failure_injection_is_reproducible_and_covers_every_kind(records: list[ToolRecord]) -> None:
+async def test_failure_injection_is_reproducible_and_covers_every_kind(
+    records: list[ToolRecord],
+) -> None:
     first = await _outcomes(_sim(records, 1, failure_rate=0.5), 80)
     assert first == await _outcomes(_sim(records, 1, failure_rate=0.5), 80)
     assert first != await _outcomes(_sim(records, 2, failure_rate=0.5), 80)
-    assert {"ok", "ToolEnvTimeoutError", "ToolEnvHTTPError429", "ToolEnvHTTPError503", "ToolEnvTruncatedError"} <= set(first)
+    assert {
+        "ok",
+        "ToolEnvTimeoutError",
+        "ToolEnvHTTPError429",
+        "ToolEnvHTTPError503",
+        "ToolEnvTruncatedError",
+    } <= set(first)
     assert set(await _outcomes(_sim(records, 1), 40)) == {"ok"}
 
 
@@ -167,9 +227,13 @@ async def test_failures_are_typed_and_retries_can_succeed(records: list[ToolReco
             assert exc.total_chars > len(exc.partial) > 0
     assert 0 < successes < 12
     with pytest.raises(ToolEnvTimeoutError):
-        await _sim(records, failure_rate=1.0, failure_kinds=["timeout"]).call("time", "get_current_time", {"city": "Rome"})
+        await _sim(records, failure_rate=1.0, failure_kinds=["timeout"]).call(
+            "time", "get_current_time", {"city": "Rome"}
+        )
     with pytest.raises(ToolEnvHTTPError) as info:
-        await _sim(records, failure_rate=1.0, failure_kinds=["rate_limit"]).call("time", "get_current_time", {"city": "Rome"})
+        await _sim(records, failure_rate=1.0, failure_kinds=["rate_limit"]).call(
+            "time", "get_current_time", {"city": "Rome"}
+        )
     assert info.value.status == 429 and info.value.retry_after_s is not None
 
 
@@ -181,37 +245,73 @@ async def test_latency_model_is_seeded_and_applied(records: list[ToolRecord]) ->
     assert 0.0 <= model.delay_s(weather, random.Random(1)) <= 0.002
     assert 0.001 <= model.delay_s(finance, random.Random(1)) <= 0.003
     sim = _sim(records, latency=model)
-    assert (await sim.call("weather", "get_current_weather", {"city": "Rome"}))["location"]["city"] == "Rome"
+    assert (await sim.call("weather", "get_current_weather", {"city": "Rome"}))["location"][
+        "city"
+    ] == "Rome"
 
 
 async def test_mutating_calls_are_logged(records: list[ToolRecord]) -> None:
     sim = _sim(records)
-    sent = await sim.call("email", "send_email", {"to": ["x@y.com"], "subject": "Hi", "body": "Hello"})
+    sent = await sim.call(
+        "email", "send_email", {"to": ["x@y.com"], "subject": "Hi", "body": "Hello"}
+    )
     await sim.call("weather", "get_forecast", {"city": "Rome"})
     assert [m["tool"] for m in sim.mutations] == ["email/send_email"]
-    assert sim.mutations[0]["response"] == sent == await sim.call("email", "send_email", {"to": ["x@y.com"], "subject": "Hi", "body": "Hello"})
+    assert (
+        sim.mutations[0]["response"]
+        == sent
+        == await sim.call(
+            "email", "send_email", {"to": ["x@y.com"], "subject": "Hi", "body": "Hello"}
+        )
+    )
 
 
 SCHEMA_ONLY = ToolRecord(
     name="get_invoice",
     provider="billing_api",
     description="Fetch an invoice.",
-    input_schema={"type": "object", "properties": {"invoice_id": {"type": "string"}, "currency": {"type": "string"}},
-                  "required": ["invoice_id"]},
+    input_schema={
+        "type": "object",
+        "properties": {"invoice_id": {"type": "string"}, "currency": {"type": "string"}},
+        "required": ["invoice_id"],
+    },
     output_schema={
         "type": "object",
         "properties": {
-            "invoice_id": {"type": "string"}, "status": {"enum": ["paid", "open", "void"]},
-            "total": {"type": "number", "minimum": 0, "maximum": 500}, "issued_at": {"type": "string", "format": "date-time"},
+            "invoice_id": {"type": "string"},
+            "status": {"enum": ["paid", "open", "void"]},
+            "total": {"type": "number", "minimum": 0, "maximum": 500},
+            "issued_at": {"type": "string", "format": "date-time"},
             "lines": {"type": "array", "items": {"$ref": "#/$defs/line"}, "minItems": 1},
-            "customer": {"anyOf": [{"type": "null"}, {"type": "object", "properties": {"email": {"type": "string"}}, "required": ["email"]}]},
+            "customer": {
+                "anyOf": [
+                    {"type": "null"},
+                    {
+                        "type": "object",
+                        "properties": {"email": {"type": "string"}},
+                        "required": ["email"],
+                    },
+                ]
+            },
         },
         "required": ["invoice_id", "status", "total", "lines", "customer"],
-        "$defs": {"line": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer", "minimum": 1, "maximum": 9}},
-                           "required": ["sku", "qty"]}},
+        "$defs": {
+            "line": {
+                "type": "object",
+                "properties": {
+                    "sku": {"type": "string"},
+                    "qty": {"type": "integer", "minimum": 1, "maximum": 9},
+                },
+                "required": ["sku", "qty"],
+            }
+        },
     },
-)  # fmt: skip
-TEMPLATE_ONLY = ToolRecord(name="ping", provider="status_api", response_template={"ok": True, "latency_ms": 12, "region": "eu-west-1"})
+)
+TEMPLATE_ONLY = ToolRecord(
+    name="ping",
+    provider="status_api",
+    response_template={"ok": True, "latency_ms": 12, "region": "eu-west-1"},
+)
 
 
 async def test_generic_responses_follow_the_schema_echo_arguments_and_are_deterministic() -> None:
@@ -219,7 +319,9 @@ async def test_generic_responses_follow_the_schema_echo_arguments_and_are_determ
     first = await sim.call("billing_api", "get_invoice", {"invoice_id": "INV-1"})
     assert not list(Draft202012Validator(SCHEMA_ONLY.output_schema).iter_errors(first))
     assert first["invoice_id"] == "INV-1" and "@" in first["customer"]["email"]
-    assert first == await ToolEnvSimulator([SCHEMA_ONLY], seed=3).call("billing_api", "get_invoice", {"invoice_id": "INV-1"})
+    assert first == await ToolEnvSimulator([SCHEMA_ONLY], seed=3).call(
+        "billing_api", "get_invoice", {"invoice_id": "INV-1"}
+    )
     assert first != await sim.call("billing_api", "get_invoice", {"invoice_id": "INV-2"})
     assert first != generate_response(SCHEMA_ONLY, {"invoice_id": "INV-1"}, seed=4)
     ping = await sim.call("status_api", "ping", {})

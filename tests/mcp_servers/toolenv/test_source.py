@@ -31,5 +31,9 @@ async def test_for_task_gives_every_rollout_the_same_world() -> None:
     assert first.seed == second.seed == task.seed and first.simulator is not second.simulator
     call = task.calls[0]
     provider, tool = call.tool.split("/")
-    assert await first.simulator.call(provider, tool, call.arguments) == await second.simulator.call(provider, tool, call.arguments)
-    assert env.with_seed(task.seed + 1).simulator.respond(call.tool, call.arguments) != first.simulator.respond(call.tool, call.arguments)
+    assert await first.simulator.call(
+        provider, tool, call.arguments
+    ) == await second.simulator.call(provider, tool, call.arguments)
+    assert env.with_seed(task.seed + 1).simulator.respond(
+        call.tool, call.arguments
+    ) != first.simulator.respond(call.tool, call.arguments)

@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from mcp_servers.toolenv import ToolEnv, builtin_tasks, check_answer, execute_gold, generate_tasks, load_tasks, save_tasks
+from mcp_servers.toolenv import (
+    ToolEnv,
+    builtin_tasks,
+    check_answer,
+    execute_gold,
+    generate_tasks,
+    load_tasks,
+    save_tasks,
+)
 from mcp_servers.toolenv.tasks import FAMILIES, resolve_path
 from paraagent_runtime.errors import ConfigError
 
@@ -31,9 +39,13 @@ def test_every_gold_dag_executes_and_reproduces_its_facts(tasks) -> None:  # noq
         outputs = execute_gold(task, env.for_task(task).simulator)
         for fact in task.facts:
             value = resolve_path(outputs, fact.source)
-            assert (value if isinstance(value, str) else float(value)) == fact.value or str(value).endswith(str(fact.value))
+            assert (value if isinstance(value, str) else float(value)) == fact.value or str(
+                value
+            ).endswith(str(fact.value))
         for call in task.calls:
-            assert set(call.depends_on) == {ref.strip("[").split(".")[0] for ref in call.bindings.values()}
+            assert set(call.depends_on) == {
+                ref.strip("[").split(".")[0] for ref in call.bindings.values()
+            }
 
 
 def test_checker_accepts_gold_answers_and_rejects_wrong_ones(tasks) -> None:  # noqa: ANN001
@@ -48,15 +60,25 @@ def test_a_tampered_dag_is_detected(tasks) -> None:  # noqa: ANN001
     task = next(t for t in tasks if t.depth >= 2)
     bound = next(c for c in task.calls if c.bindings)
     name = next(iter(bound.bindings))
-    broken = task.model_copy(update={"calls": [c if c is not bound else c.model_copy(update={"arguments": {**c.arguments, name: "x"}})
-                                               for c in task.calls]})  # fmt: skip
+    broken = task.model_copy(
+        update={
+            "calls": [
+                c
+                if c is not bound
+                else c.model_copy(update={"arguments": {**c.arguments, name: "x"}})
+                for c in task.calls
+            ]
+        }
+    )
     with pytest.raises(ValueError, match="differ from recorded"):
         execute_gold(broken, ToolEnv.builtin().for_task(task).simulator)
 
 
 def test_generation_is_reproducible_and_splits_differ() -> None:
     first = generate_tasks(12, seed=3, split="train")
-    assert [t.model_dump() for t in first] == [t.model_dump() for t in generate_tasks(12, seed=3, split="train")]
+    assert [t.model_dump() for t in first] == [
+        t.model_dump() for t in generate_tasks(12, seed=3, split="train")
+    ]
     test = generate_tasks(12, seed=3, split="test")
     assert {t.seed for t in first}.isdisjoint({t.seed for t in test})
     assert all(t.split == "test" for t in test)
