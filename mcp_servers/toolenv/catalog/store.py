@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import tempfile
+from functools import lru_cache
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -65,9 +66,18 @@ def source_fingerprint(path: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+@lru_cache(maxsize=1)
+def _code_version() -> str:
+    """The importers' own version: any edit of this package invalidates cached catalogs."""
+    return source_fingerprint(Path(__file__).parent)
+
+
 def catalog_fingerprint(versions: Mapping[str, str]) -> str:
     """The cache key of a catalog built from sources with these ``versions``."""
-    payload = json.dumps({"format": FORMAT_VERSION, "versions": dict(versions)}, sort_keys=True)
+    code = _code_version()
+    payload = json.dumps(
+        {"format": FORMAT_VERSION, "code": code, "versions": dict(versions)}, sort_keys=True
+    )
     return hashlib.sha1(payload.encode()).hexdigest()[:16]
 
 
