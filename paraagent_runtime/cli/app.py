@@ -84,6 +84,8 @@ def run(
 
 def _mount_subcommands() -> None:
     """Attach the commands each area provides (their heavy imports stay inside the commands)."""
+    from mcp_servers.toolenv.catalog.cli import toolenv_app
+
     from ..mcp.cli import serve_app
     from ..policy.server import serve_model_command
     from ..retrieval.evaluate import app as eval_app
@@ -93,6 +95,7 @@ def _mount_subcommands() -> None:
     )
     app.add_typer(serve_app)
     app.add_typer(eval_app, name="eval", help="Evaluate retrieval and agents.")
+    app.add_typer(toolenv_app, name="toolenv")
 
 
 _mount_subcommands()
