@@ -1,0 +1,51 @@
+"""Text helpers shared by the widgets: turn text for display, latencies, argument summaries."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = ["display_text", "format_latency", "summarize_arguments"]
+
+_TOOL_CALL = re.compile(r"<tool_call>.*?(?:</tool_call>|\Z)", re.DOTALL)
+_PHASE = re.compile(r"<phase>.*?(?:</phase>|\Z)", re.DOTALL)
+_THINK = re.compile(r"<think>(.*?)(?:</think>|\Z)", re.DOTALL)
+_ANSWER_TAG = re.compile(r"</?answer>")
+_PARTIAL_TAG = re.compile(r"<[a-z_/]*\Z")
+
+
+def _quote(match: re.Match[str]) -> str:
+    body = match.group(1).strip()
+    return "\n".join("> " + line for line in body.splitlines()) + "\n\n" if body else ""
+
+
+def display_text(raw: str) -> str:
+    """Turn (possibly partial) model text into Markdown for the conversation.
+
+    Tool calls and phase tags are dropped (the calls panel and the badge show them), reasoning
+    becomes a block quote and the answer tags are removed. Unclosed blocks at the end of a
+    streaming text are handled as if they ran to the end.
+    """
+    text = _PARTIAL_TAG.sub("", raw)
+    text = _TOOL_CALL.sub("", text)
+    text = _PHASE.sub("", text)
+    text = _THINK.sub(_quote, text)
+    text = _ANSWER_TAG.sub("", text)
+    return text.strip()
+
+
+def format_latency(seconds: float) -> str:
+    """A latency for people: ``<10 ms`` for near-instant calls, ms below a second, else seconds."""
+    if seconds < 0.01:
+        return "<10 ms"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    return f"{seconds:.2f} s"
+
+
+def summarize_arguments(arguments: dict[str, Any], *, width: int = 60) -> str:
+    """``key=value, …`` on one line, shortened to ``width`` characters."""
+    parts = [f"{key}={json.dumps(value, ensure_ascii=False, default=str)}" for key, value in arguments.items()]
+    text = ", ".join(parts)
+    return text if len(text) <= width else text[: width - 1] + "…"
