@@ -25,7 +25,7 @@ def _humanize(name: str) -> str:
     words: list[str] = []
     current = ""
     for char in name:
-        if char in "_-./:":
+        if char in "_-./:" or char.isspace():
             words.append(current)
             current = ""
         elif char.isupper() and current and not current[-1].isupper():

@@ -1,0 +1,328 @@
+"""Tool-retrieval benchmark: build cost, memory and query latency at 10k and 50k tools.
+
+Run ``python -m benchmarks.retrieval`` (``--sizes 2000`` for a fast pass). The pool is real tool
+documentation read from ``../shared/data`` by a small local reader (StableToolBench, TOUCAN live
+and crawled, the OpenAPI directory, Seal-Tools), topped up with AWS operations from ``botocore``
+when it is installed; ``--pool toolenv`` uses the ToolEnv catalog instead. Embeddings are cached
+in ``--cache`` by the index's own on-disk store, so only the first run pays for embedding the
+whole pool; the embedding rate is always measured on a fresh sample.
+
+Measured:
+
+* **build** — embeddings/s (fresh sample), index build time from cached embeddings (FAISS +
+  BM25), estimated full build time, resident-memory growth;
+* **latency** — p50/p99 of one ``search`` call, query embedding included, per mode, at the
+  largest size, with exact (flat) and HNSW FAISS (target p50 <= 15 ms at 50k on 2 cores);
+* **HNSW recall@10** against exact search for several ``efSearch`` values (target >= 0.99);
+* **incremental update** — swapping 100 tools (re-embeds only those) versus a FAISS rebuild.
+
+Prints one JSON object, then a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import statistics
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from paraagent_runtime.retrieval import HybridToolSearch, RetrievalConfig, SentenceEncoder
+from paraagent_runtime.retrieval.dense import DenseIndex
+from paraagent_runtime.retrieval.documents import tool_document
+from paraagent_runtime.retrieval.stabletoolbench import load_stabletoolbench
+from paraagent_runtime.tools import ToolSpec
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+_SLUG = re.compile(r"[^A-Za-z0-9]+")
+
+
+def _slug(text: str) -> str:
+    return _SLUG.sub("_", str(text)).strip("_").lower()[:60] or "x"
+
+
+def _spec(provider: str, name: str, description: str, properties: dict[str, Any]) -> ToolSpec:
+    return ToolSpec(
+        id=f"{_slug(provider)}/{_slug(name)}",
+        description=description or "",
+        input_schema={"type": "object", "properties": properties},
+        provider=provider,
+    )
+
+
+def _toucan(root: Path) -> list[ToolSpec]:
+    tools = []
+    for path in sorted((root / "toucan" / "mcp_servers").glob("*.json")):
+        metadata = json.loads(path.read_text(encoding="utf-8"))["metadata"]
+        server = metadata.get("server_name") or path.stem
+        live = (metadata.get("remote_server_response") or {}).get("tools") or []
+        crawled = (metadata.get("server_info_crawled") or {}).get("tools") or []
+        for tool in live or crawled:
+            schema = tool.get("input_schema") or {}
+            properties = schema.get("properties") if isinstance(schema, dict) else None
+            if not isinstance(properties, dict):
+                properties = {
+                    p["name"]: {"type": "string"}
+                    for p in tool.get("parameters") or []
+                    if isinstance(p, dict) and p.get("name") and p["name"] != tool.get("name")
+                }
+            tools.append(_spec(server, tool.get("name", "tool"), tool.get("description", ""), properties))
+    return tools
+
+
+def _openapi(root: Path) -> list[ToolSpec]:
+    tools = []
+    for path in sorted((root / "openapi-directory-lite" / "specs").rglob("*.json")):
+        spec = json.loads(path.read_text(encoding="utf-8"))
+        provider = spec.get("info", {}).get("title") or path.parent.name
+        for route, item in (spec.get("paths") or {}).items():
+            for method, operation in item.items():
+                if method not in {"get", "put", "post", "delete", "patch"} or not isinstance(operation, dict):
+                    continue
+                properties = {
+                    p["name"]: {"type": p.get("type", "object"), "description": p.get("description", "")}
+                    for p in operation.get("parameters", [])
+                    if isinstance(p, dict) and "name" in p
+                }
+                description = " ".join(
+                    str(operation.get(key, "")) for key in ("summary", "description")
+                )[:600]
+                name = operation.get("operationId") or f"{method}_{route}"
+                tools.append(_spec(provider, name, description, properties))
+    return tools
+
+
+def _seal(root: Path) -> list[ToolSpec]:
+    lines = (root / "seal-tools" / "Seal-Tools_Dataset" / "tool.jsonl").read_text(encoding="utf-8")
+    tools = []
+    for line in lines.splitlines():
+        if line.strip():
+            tool = json.loads(line)
+            properties = {
+                key: {"type": "string", "description": value.get("description", "")}
+                for key, value in (tool.get("parameters") or {}).items()
+                if isinstance(value, dict)
+            }
+            tools.append(_spec(tool.get("field", "seal"), tool["api_name"], tool.get("api_description", ""), properties))
+    return tools
+
+
+def _botocore(limit: int) -> list[ToolSpec]:
+    try:
+        import botocore.session
+    except ImportError:
+        return []
+    session = botocore.session.get_session()
+    loader = session.get_component("data_loader")
+    tools: list[ToolSpec] = []
+    for service in loader.list_available_services("service-2"):
+        model = loader.load_service_model(service, "service-2")
+        shapes = model.get("shapes", {})
+        for name, operation in model.get("operations", {}).items():
+            documentation = re.sub(r"<[^>]+>", " ", operation.get("documentation", ""))[:600]
+            members = shapes.get(operation.get("input", {}).get("shape", ""), {}).get("members", {})
+            properties = {key: {"type": "string"} for key in members}
+            tools.append(_spec(f"aws_{service}", name, documentation, properties))
+            if len(tools) >= limit:
+                return tools
+    return tools
+
+
+def local_pool(size: int, root: Path = DATA) -> list[ToolSpec]:
+    """Real tool specs from the shared data folder (plus botocore), unique ids, ``size`` at most."""
+    pool: dict[str, ToolSpec] = {}
+    readers = (
+        lambda: load_stabletoolbench(root / "stabletoolbench").tools,
+        lambda: _toucan(root),
+        lambda: _openapi(root),
+        lambda: _seal(root),
+        lambda: _botocore(size),
+    )
+    for reader in readers:
+        for tool in reader():
+            pool.setdefault(tool.id, tool)
+        if len(pool) >= size:
+            break
+    return list(pool.values())[:size]
+
+
+def toolenv_pool(size: int) -> list[ToolSpec]:
+    """The ToolEnv catalog's tools (the benchmark may import mcp_servers; the runtime may not)."""
+    from mcp_servers.toolenv.catalog import load_catalog
+
+    return [record.to_spec() for record in load_catalog().records][:size]
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "p50_ms": 1000 * statistics.median(ordered),
+        "p99_ms": 1000 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))],
+        "mean_ms": 1000 * statistics.fmean(ordered),
+    }
+
+
+async def _latency(index: HybridToolSearch, queries: list[str], mode: str) -> dict[str, float]:
+    await index.search(queries[0], top_k=10, mode=mode)
+    samples = []
+    for query in queries:
+        started = time.perf_counter()
+        await index.search(query, top_k=10, mode=mode)
+        samples.append(time.perf_counter() - started)
+    return _percentiles(samples)
+
+
+def _recall(exact: np.ndarray, approx: np.ndarray) -> float:
+    hits = [len(set(e) & set(a)) / len(e) for e, a in zip(exact, approx, strict=True)]
+    return float(np.mean(hits))
+
+
+async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> dict[str, Any]:
+    """Run every measurement and return the results as one JSON-able dict."""
+    largest = max(sizes)
+    pool = toolenv_pool(largest) if pool_name == "toolenv" else local_pool(largest)
+    queries = [q.text for q in load_stabletoolbench(DATA / "stabletoolbench").queries][:n_queries]
+    encoder = SentenceEncoder()
+    sample = [tool_document(tool) for tool in pool[-512:]]
+    started = time.perf_counter()
+    encoder.encode(sample)
+    rate = len(sample) / (time.perf_counter() - started)
+    results: dict[str, Any] = {
+        "pool": pool_name,
+        "pool_size": len(pool),
+        "cpus": os.cpu_count(),
+        "torch_threads": __import__("torch").get_num_threads(),
+        "embeddings_per_s": rate,
+        "sizes": {},
+    }
+    config = RetrievalConfig(index_dir=cache)
+    index = HybridToolSearch(config, encoder=encoder)
+    for size in sorted(sizes):
+        before = _rss_mb()
+        started = time.perf_counter()
+        await index.update(pool[:size])
+        build_s = time.perf_counter() - started
+        stats = index.last_update
+        assert stats is not None
+        results["sizes"][size] = {
+            "tools": stats.tools,
+            "index_kind": stats.index_kind,
+            "embedded_now": stats.embedded,
+            "update_s": build_s,
+            "index_build_s_cached": build_s if stats.embedded == 0 else None,
+            "estimated_full_build_s": size / rate + (build_s if stats.embedded == 0 else 0.0),
+            "rss_growth_mb": _rss_mb() - before,
+            "vectors_mb": size * encoder.dimension * 4 / 2**20,
+        }
+    snapshot = index._snapshot
+    assert snapshot is not None
+    vectors = snapshot.vectors
+    query_vectors = encoder.encode(queries)
+
+    flat = DenseIndex(vectors, exact_threshold=len(vectors) + 1)
+    _, exact = flat.search(query_vectors, 10)
+    started = time.perf_counter()
+    hnsw = DenseIndex(vectors, exact_threshold=0, hnsw_m=config.hnsw_m,
+                      ef_construction=config.hnsw_ef_construction)
+    results["hnsw_build_s"] = time.perf_counter() - started
+    started = time.perf_counter()
+    DenseIndex(vectors, exact_threshold=len(vectors) + 1)
+    results["flat_build_s"] = time.perf_counter() - started
+    sweep = {}
+    for ef in (16, 32, 64, 128, 256):
+        hnsw.ef_search = ef
+        started = time.perf_counter()
+        _, approx = hnsw.search(query_vectors, 10)
+        elapsed = (time.perf_counter() - started) / len(queries)
+        sweep[ef] = {"recall@10": _recall(exact, approx), "faiss_ms_per_query": 1000 * elapsed}
+    started = time.perf_counter()
+    flat.search(query_vectors, 10)
+    results["flat_faiss_ms_per_query"] = 1000 * (time.perf_counter() - started) / len(queries)
+    results["hnsw_sweep"] = sweep
+
+    latency: dict[str, Any] = {}
+    for kind, threshold in (("hnsw", 0), ("flat", largest + 1)):
+        variant = HybridToolSearch(replace(config, exact_threshold=threshold), encoder=encoder)
+        variant._snapshot = variant._assemble(
+            snapshot.ids, snapshot.documents, snapshot.hashes, [""] * len(snapshot.ids), vectors
+        )
+        for mode in ("bm25", "dense", "hybrid"):
+            latency[f"{kind}/{mode}"] = await _latency(variant, queries, mode)
+    started = time.perf_counter()
+    encoder.encode([queries[0]])
+    latency["query_embedding_ms"] = 1000 * (time.perf_counter() - started)
+    results["latency_at"] = largest
+    results["latency"] = latency
+
+    changed = [
+        ToolSpec(id=f"bench_new/tool_{i}", description=f"benchmark tool {i}: {queries[i % len(queries)]}")
+        for i in range(100)
+    ]
+    started = time.perf_counter()
+    await index.update(pool[100:largest] + changed)
+    results["incremental_update"] = {
+        "swapped_tools": 100,
+        "seconds": time.perf_counter() - started,
+        "embedded": index.last_update.embedded if index.last_update else None,
+    }
+    return results
+
+
+def _table(results: dict[str, Any]) -> Table:
+    table = Table(title=f"tool retrieval benchmark ({results['pool']} pool, {results['cpus']} CPUs)")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row("embeddings/s (fresh sample)", f"{results['embeddings_per_s']:.0f}")
+    for size, row in results["sizes"].items():
+        cached = row["index_build_s_cached"]
+        table.add_row(f"{size} tools: index kind", row["index_kind"])
+        table.add_row(f"{size} tools: build from cached embeddings (s)",
+                      f"{cached:.2f}" if cached is not None else "n/a (embedded now)")
+        table.add_row(f"{size} tools: estimated full build (s)", f"{row['estimated_full_build_s']:.0f}")
+        table.add_row(f"{size} tools: RSS growth (MB)", f"{row['rss_growth_mb']:.0f}")
+    table.add_row("HNSW / flat FAISS build (s)", f"{results['hnsw_build_s']:.2f} / {results['flat_build_s']:.3f}")
+    for ef, row in results["hnsw_sweep"].items():
+        table.add_row(f"HNSW efSearch={ef}: recall@10 vs exact", f"{row['recall@10']:.4f}")
+    for name, row in results["latency"].items():
+        if isinstance(row, dict):
+            table.add_row(f"latency {name} @ {results['latency_at']} p50 / p99 (ms)",
+                          f"{row['p50_ms']:.1f} / {row['p99_ms']:.1f}")
+    update = results["incremental_update"]
+    table.add_row("update swapping 100 tools (s)", f"{update['seconds']:.2f} ({update['embedded']} embedded)")
+    return table
+
+
+def main() -> None:
+    """Parse arguments, run the benchmark, print JSON and a table (and write the JSON)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 50_000])
+    parser.add_argument("--cache", type=Path, default=Path("runs/bench_retrieval/index"))
+    parser.add_argument("--pool", choices=("local", "toolenv"), default="local")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--out", type=Path, default=Path("runs/bench_retrieval/results.json"))
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    results = asyncio.run(run(args.sizes, args.cache, args.pool, args.queries))
+    text = json.dumps(results, indent=1, default=str)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    print(text)
+    Console().print(_table(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""Shared fixtures: one real MiniLM encoder per session and a small, realistic tool catalog."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import pytest
+
+from paraagent_runtime.retrieval import HybridToolSearch, RetrievalConfig, SentenceEncoder
+from paraagent_runtime.tools import ToolSpec
+
+_PROVIDERS = {
+    "weather": ("weather forecast", "temperature", "rain", "wind speed", "humidity"),
+    "flights": ("flight status", "airport departures", "airline baggage", "seat map", "boarding"),
+    "finance": ("stock quote", "currency exchange rate", "crypto price", "dividend", "market cap"),
+    "maps": ("driving directions", "geocode address", "nearby restaurants", "traffic", "distance"),
+    "mail": ("send email", "inbox messages", "email attachment", "spam folder", "mail draft"),
+    "calendar": ("create meeting", "list events", "free busy slots", "reminder", "time zone"),
+    "music": ("song lyrics", "artist albums", "playlist tracks", "concert tickets", "music chart"),
+    "news": ("top headlines", "news article", "sports scores", "election results", "press release"),
+    "recipes": ("cooking recipe", "nutrition facts", "ingredient substitute", "meal plan", "wine pairing"),
+    "github": ("pull request", "repository issues", "commit history", "code search", "release notes"),
+}
+_VERBS = ("get", "search", "list", "update")
+
+
+def make_catalog() -> list[ToolSpec]:
+    """200 tools: 10 providers x 5 topics x 4 verbs, each with a described parameter."""
+    tools = []
+    for provider, topics in _PROVIDERS.items():
+        for topic in topics:
+            for verb in _VERBS:
+                slug = topic.replace(" ", "_")
+                tools.append(
+                    ToolSpec(
+                        id=f"{provider}/{verb}_{slug}",
+                        description=f"{verb.capitalize()} {topic} data from the {provider} service.",
+                        input_schema={
+                            "type": "object",
+                            "properties": {
+                                "query": {"type": "string", "description": f"which {topic} to {verb}"},
+                                "format": {"type": "string", "enum": ["json", "xml"]},
+                            },
+                        },
+                        provider=provider,
+                    )
+                )
+    return tools
+
+
+@pytest.fixture(scope="session")
+def encoder() -> SentenceEncoder:
+    """The bundled all-MiniLM-L6-v2, loaded once for the whole test session."""
+    return SentenceEncoder()
+
+
+@pytest.fixture()
+def catalog() -> list[ToolSpec]:
+    """A fresh copy of the 200-tool catalog."""
+    return make_catalog()
+
+
+@pytest.fixture(scope="session")
+def seeded_store(encoder, tmp_path_factory) -> Path:
+    """An index directory holding the catalog's embeddings, written once per session."""
+    directory = tmp_path_factory.mktemp("seed-index")
+    search = HybridToolSearch(RetrievalConfig(index_dir=directory), encoder=encoder)
+    asyncio.run(search.update(make_catalog()))
+    return directory
+
+
+@pytest.fixture()
+def index_dir(seeded_store, tmp_path) -> Path:
+    """A private copy of the seeded index directory (embeddings load from disk, not the model)."""
+    target = tmp_path / "index"
+    shutil.copytree(seeded_store, target)
+    return target
