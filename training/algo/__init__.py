@@ -1,0 +1,52 @@
+"""The RL algorithm in pure torch: rewards per level, advantage estimators, token tensors, the loss.
+
+No trainer framework is imported here, so the same functions run in CPU tests and GPU jobs.
+"""
+
+from __future__ import annotations
+
+from .advantages import (
+    AdvantageConfig,
+    Estimator,
+    dr_grpo_advantages,
+    gdpo_advantages,
+    group_normalize,
+    grpo_advantages,
+    masked_whiten,
+    multilevel_turn_advantages,
+    token_advantages,
+    turn_advantages,
+    zero_variance_share,
+)
+from .loss import Aggregation, LossStats, policy_loss, sequence_logprobs
+from .rewards import EpisodeRewards, PhaseReward, RewardConfig, StepKind, StepReward, args_match, score_episode
+from .tokens import TokenBatch, TokenRow, collate, episode_rows
+
+__all__ = [
+    "AdvantageConfig",
+    "Aggregation",
+    "EpisodeRewards",
+    "Estimator",
+    "LossStats",
+    "PhaseReward",
+    "RewardConfig",
+    "StepKind",
+    "StepReward",
+    "TokenBatch",
+    "TokenRow",
+    "args_match",
+    "collate",
+    "dr_grpo_advantages",
+    "episode_rows",
+    "gdpo_advantages",
+    "group_normalize",
+    "grpo_advantages",
+    "masked_whiten",
+    "multilevel_turn_advantages",
+    "policy_loss",
+    "score_episode",
+    "sequence_logprobs",
+    "token_advantages",
+    "turn_advantages",
+    "zero_variance_share",
+]
