@@ -1,1 +1,1 @@
-"""Package."""
+"""Training: cold-start demonstrations (``training.demos``), SFT (``training.sft``) and shared config plumbing."""

@@ -1,0 +1,121 @@
+"""Config plumbing shared by every training stage: dataclass fields with help, YAML/JSON files.
+
+Each stage's config is a dataclass in the TRL style: every field carries ``metadata={"help": …}``
+(shown by ``paraagent train … --help``) and ``__post_init__`` validates values and raises
+:class:`~paraagent_runtime.errors.ConfigError` with a message that names the field and the fix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import types
+import typing
+from pathlib import Path
+from typing import Any, TypeVar
+
+from paraagent_runtime.errors import ConfigError
+
+__all__ = ["config_to_dict", "describe_fields", "load_config", "option", "save_config"]
+
+C = TypeVar("C")
+
+
+def option(default: Any = dataclasses.MISSING, *, help: str, factory: Any = None) -> Any:  # noqa: A002
+    """A dataclass field with a help text (``factory`` for mutable defaults)."""
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata={"help": help})
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+def describe_fields(cls: type) -> list[tuple[str, str, str]]:
+    """``(name, default, help)`` for every field of a config dataclass, in order."""
+    rows = []
+    for item in dataclasses.fields(cls):
+        if item.default is not dataclasses.MISSING:
+            default = repr(item.default)
+        elif item.default_factory is not dataclasses.MISSING:
+            default = repr(item.default_factory())
+        else:
+            default = "(required)"
+        rows.append((item.name, default, item.metadata.get("help", "")))
+    return rows
+
+
+def _read_mapping(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise ConfigError(f"config file {str(path)!r} does not exist")
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix.lower() in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+    except (ValueError, ImportError) as exc:
+        raise ConfigError(f"{path}: cannot parse the config ({str(exc).splitlines()[0]})") from exc
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the config must be a mapping of field: value, got {type(data).__name__}")
+    return data
+
+
+def _coerce(hint: Any, value: Any) -> Any:
+    """Accept plain YAML/JSON values for tuple- and Path-typed fields."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        args = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        if value is None or len(args) != 1:
+            return value
+        hint, origin = args[0], typing.get_origin(args[0])
+    if origin is tuple and isinstance(value, list):
+        return tuple(value)
+    if hint is Path and isinstance(value, str):
+        return Path(value)
+    return value
+
+
+def load_config(cls: type[C], path: str | os.PathLike[str] | None = None, **overrides: Any) -> C:
+    """Build ``cls`` from a YAML/JSON file plus keyword overrides (``None`` overrides are ignored).
+
+    Raises:
+        ConfigError: the file is missing or unparseable, names a field ``cls`` does not have
+            (with the list of known fields), or a value fails validation.
+    """
+    data: dict[str, Any] = _read_mapping(Path(path)) if path is not None else {}
+    data.update({key: value for key, value in overrides.items() if value is not None})
+    names = {item.name for item in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(data) - names)
+    if unknown:
+        where = f"{path}: " if path is not None else ""
+        raise ConfigError(
+            f"{where}unknown field(s) {', '.join(unknown)} for {cls.__name__}; known fields: {', '.join(sorted(names))}"
+        )
+    hints = typing.get_type_hints(cls)
+    values = {key: _coerce(hints.get(key), value) for key, value in data.items()}
+    try:
+        return cls(**values)
+    except TypeError as exc:
+        raise ConfigError(f"{cls.__name__}: {exc}") from exc
+
+
+def config_to_dict(config: Any) -> dict[str, Any]:
+    """A JSON-ready dict of a config dataclass (paths and tuples become strings and lists)."""
+    return json.loads(json.dumps(dataclasses.asdict(config), default=str))
+
+
+def save_config(config: Any, path: str | os.PathLike[str]) -> Path:
+    """Write a config dataclass as JSON (or YAML when ``path`` ends in .yaml/.yml)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = config_to_dict(config)
+    if target.suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        target.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    else:
+        target.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return target

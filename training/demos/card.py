@@ -1,0 +1,102 @@
+"""The dataset card of a demonstration set: provenance, counts and statistics (JSON + markdown)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..config import config_to_dict
+from .filters import assistant_turns
+
+if TYPE_CHECKING:
+    from .config import DemoConfig
+    from .dataset import Demo
+
+__all__ = ["card_stats", "write_card"]
+
+PROVENANCE = (
+    "Demonstrations were produced by scripted planner / explorer / executor / verifier roles that "
+    "read ToolEnv's privileged task information (the gold call DAG and the answer facts) to decide "
+    "what to do. Every call really ran through the paraagent agent loop, dispatcher and the ToolEnv "
+    "simulator, so tool cards and results are real. The reasoning in <think> only mentions what the "
+    "trajectory has shown at that point (the query, returned cards and results). Answers are the "
+    "task's gold answer, emitted only after the verifier found every answer fact in the observed results "
+    "and the ToolEnv checker accepted it."
+)
+
+
+def _summary(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {"mean": 0.0, "min": 0.0, "max": 0.0}
+    return {"mean": round(statistics.fmean(values), 2), "min": min(values), "max": max(values)}
+
+
+def card_stats(demos: Sequence[Demo]) -> dict[str, Any]:
+    """Counts and distributions of a demo set."""
+    execute_widths = []
+    chars = []
+    for demo in demos:
+        chars.append(sum(len(message.content) for message in demo.messages))
+        execute_widths.extend(len(t.calls) for t in assistant_turns(demo.messages) if t.calls and t.phase == "execute")
+    return {
+        "count": len(demos),
+        "by_group": dict(sorted(Counter(d.group for d in demos).items())),
+        "by_family": dict(sorted(Counter(d.family for d in demos).items())),
+        "by_style": dict(sorted(Counter(d.style for d in demos).items())),
+        "by_recovery": dict(sorted(Counter(d.recovery or "none" for d in demos).items())),
+        "phase_switches": dict(sorted(Counter(d.phase_switches for d in demos).items())),
+        "tool_turns": _summary([d.tool_turns for d in demos]),
+        "calls": _summary([d.calls for d in demos]),
+        "calls_per_execute_turn": _summary(execute_widths),
+        "gold_depth": _summary([d.gold_depth for d in demos]),
+        "chars": _summary(chars),
+    }
+
+
+def write_card(
+    out: Path,
+    config: DemoConfig,
+    *,
+    kept: Sequence[Demo],
+    passed: Sequence[Demo],
+    rejected: Sequence[Demo],
+    candidates: int,
+) -> Path:
+    """Write ``card.json`` and ``card.md`` into ``out``; returns the markdown path."""
+    reasons = Counter(reason.split(":")[0] for demo in rejected for reason in demo.rejected)
+    card = {
+        "provenance": PROVENANCE,
+        "config": config_to_dict(config),
+        "candidates": candidates,
+        "passed_filters": len(passed),
+        "rejected": len(rejected),
+        "rejection_reasons": dict(reasons.most_common()),
+        "kept": card_stats(kept),
+    }
+    (out / "card.json").write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+    stats = card["kept"]
+    lines = [
+        "# ParaAct cold-start demonstrations",
+        "",
+        PROVENANCE,
+        "",
+        f"- mode: `{config.mode}`, split: `{config.split}`, seed: {config.seed}",
+        f"- candidates: {candidates}, passed filters: {len(passed)}, rejected: {len(rejected)}, kept (balanced): {stats['count']}",
+        f"- rejection reasons: {json.dumps(card['rejection_reasons'])}",
+        "- filters: answer passes the ToolEnv checker; every turn grammar-valid (strict parse); no call in a batch "
+        f"depends on another call of the same batch; at most {config.max_irrelevant_calls} call(s) outside the gold DAG; "
+        f"tool turns <= gold depth + {config.turn_slack}",
+        "",
+        "| statistic | value |",
+        "|---|---|",
+    ]
+    for key, value in stats.items():
+        if key != "count":
+            lines.append(f"| {key} | `{json.dumps(value)}` |")
+    path = out / "card.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

@@ -1,0 +1,380 @@
+"""The four demonstration roles and the state they share during one episode.
+
+Each role is a Protocol with one async method, so a role can be played by a script or by a
+policy. The defaults here are *privileged scripted* roles: they read the task's gold call DAG
+(ToolEnv's privileged task information, declared in the dataset card) to decide what to do, but
+everything they *write* — search queries, arguments, reasoning — only uses what the episode has
+shown so far: the user query, the tool cards returned by searches and the tool results.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from mcp_servers.toolenv import Task, check_answer
+from mcp_servers.toolenv.tasks import GoldCall, resolve_binding, resolve_path
+from paraagent_runtime.errors import RunError
+from paraagent_runtime.naming import model_facing_name
+from paraagent_runtime.tools import ToolSpec
+
+__all__ = [
+    "DemoAbort",
+    "DemoState",
+    "Executor",
+    "Explorer",
+    "Pending",
+    "Plan",
+    "Planner",
+    "RoleAction",
+    "ScriptedExecutor",
+    "ScriptedExplorer",
+    "ScriptedPlanner",
+    "ScriptedVerifier",
+    "Verifier",
+    "need_phrase",
+]
+
+Recovery = Literal["bad_arguments", "wrong_tool"]
+_STOP = frozenset(
+    "a an the of in on at for by to from and or its it with as is are be up one two this that all "
+    "given right now".split()
+)
+
+
+class DemoAbort(RunError):
+    """A role cannot continue the demonstration (the episode is rejected)."""
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One call of the last turn, with what the roles meant by it."""
+
+    name: str
+    arguments: dict[str, Any]
+    kind: Literal["search", "inspect", "gold", "wrong"]
+    node: str | None = None
+    tool: str | None = None
+
+
+@dataclass
+class RoleAction:
+    """What a role wants the next assistant turn to be: calls, or a final answer."""
+
+    role: str
+    think: str
+    calls: list[Pending] = field(default_factory=list)
+    answer: str | None = None
+    phase: Literal["explore", "execute"] | None = None
+
+
+@dataclass
+class Plan:
+    """The planner's decomposition: sub-goals per DAG level and the need behind each tool."""
+
+    levels: list[list[str]]
+    needs: dict[str, str]
+    nodes: dict[str, GoldCall]
+    lazy: bool
+    recovery: Recovery | None
+
+
+@dataclass
+class DemoState:
+    """What the roles know during one episode (the episode's observations plus the plan)."""
+
+    task: Task
+    plan: Plan
+    specs: dict[str, ToolSpec]
+    rng: random.Random
+    mode: str
+    top_k: int
+    loaded: set[str] = field(default_factory=set)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    wrong: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    attempts: dict[str, int] = field(default_factory=dict)
+    searches: dict[str, int] = field(default_factory=dict)
+    pending: list[Pending] = field(default_factory=list)
+    executed: bool = False
+    recovery_used: bool = False
+    flags: list[str] = field(default_factory=list)
+    roles: list[str] = field(default_factory=list)
+
+    def name_of(self, tool: str) -> str:
+        """The model-facing name of a tool id."""
+        return model_facing_name(tool)
+
+    def ready(self) -> list[str]:
+        """Gold nodes not done yet whose dependencies are all done, in DAG order."""
+        return [
+            node
+            for level in self.plan.levels
+            for node in level
+            if node not in self.outputs and all(dep in self.outputs for dep in self.plan.nodes[node].depends_on)
+        ]
+
+
+class Planner(Protocol):
+    """Splits the task into sub-goals (DAG levels) and names the need behind each tool."""
+
+    async def plan(self, task: Task, rng: random.Random) -> Plan:
+        """Return the plan of ``task``."""
+        ...
+
+
+class Explorer(Protocol):
+    """Finds the tools the next steps need (parallel ``search_tools``, ``inspect_tool``)."""
+
+    async def explore(self, state: DemoState) -> RoleAction | None:
+        """The next explore turn, or ``None`` when every needed tool is loaded."""
+        ...
+
+
+class Executor(Protocol):
+    """Runs the ready level of the plan as one parallel batch; retries or switches on errors."""
+
+    async def execute(self, state: DemoState) -> RoleAction | None:
+        """The next execute turn, or ``None`` when the plan is complete."""
+        ...
+
+
+class Verifier(Protocol):
+    """Checks batches for dependent calls and the final answer against the observed facts."""
+
+    def review(self, state: DemoState, batch: list[Pending]) -> list[str]:
+        """Flags for one batch (dependent calls inside it, redundant calls)."""
+        ...
+
+    async def answer(self, state: DemoState) -> RoleAction:
+        """The final answer turn, verified against the observations."""
+        ...
+
+
+def need_phrase(spec_description: str, *, max_words: int = 8) -> str:
+    """A short need derived from a tool description: its first clause, lower-cased."""
+    clause = re.split(r"[:;(]|\. ", spec_description.strip(), maxsplit=1)[0].rstrip(".,; ")
+    words = clause.split()
+    return " ".join(words[:max_words]).lower()
+
+
+def _query(phrase: str, rng: random.Random) -> str:
+    words = [word for word in re.findall(r"[a-z0-9\-']+", phrase.lower()) if word not in _STOP]
+    if len(words) > 3 and rng.random() < 0.5:
+        words.pop(rng.randrange(1, len(words)))
+    return " ".join(words[:6]) or phrase
+
+
+def _reformulation(tool: str, spec: ToolSpec | None) -> str:
+    provider, _, name = tool.partition("/")
+    words = name.replace("_", " ")
+    return f"{words} {provider}" + (f" {spec.category.lower()}" if spec and spec.category else "")
+
+
+def _short_json(value: Any, limit: int = 60) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class ScriptedPlanner:
+    """Plans from the gold DAG; draws the episode's style (eager/lazy, recovery) from ``rng``."""
+
+    def __init__(self, specs: dict[str, ToolSpec], *, lazy_prob: float, recovery_prob: float) -> None:
+        self.specs = specs
+        self.lazy_prob = lazy_prob
+        self.recovery_prob = recovery_prob
+
+    async def plan(self, task: Task, rng: random.Random) -> Plan:
+        """Levels of the gold DAG, one need per distinct tool, and the drawn style."""
+        nodes = {call.id: call for call in task.calls}
+        needs = {
+            tool: need_phrase(self.specs[tool].description) if tool in self.specs else tool
+            for tool in task.tools
+        }
+        lazy = task.depth > 1 and rng.random() < self.lazy_prob
+        recovery: Recovery | None = None
+        if rng.random() < self.recovery_prob:
+            recovery = "wrong_tool" if rng.random() < 0.5 else "bad_arguments"
+        return Plan(levels=task.levels(), needs=needs, nodes=nodes, lazy=lazy, recovery=recovery)
+
+
+class ScriptedExplorer:
+    """Searches with queries written from each needed tool's purpose; reformulates on a miss."""
+
+    async def explore(self, state: DemoState) -> RoleAction | None:
+        """Search for the tools the next step needs that no card has shown yet."""
+        plan = state.plan
+        if state.plan.lazy and state.mode == "paraact":
+            wanted_nodes = state.ready()
+        elif state.executed:
+            return None
+        else:
+            wanted_nodes = [node for level in plan.levels for node in level]
+        missing = list(
+            dict.fromkeys(
+                plan.nodes[node].tool
+                for node in wanted_nodes
+                if state.name_of(plan.nodes[node].tool) not in state.loaded
+            )
+        )
+        if not missing:
+            return None
+        if state.mode == "react":
+            missing = missing[:1]
+        calls = []
+        retry = []
+        for tool in missing:
+            tries = state.searches.get(tool, 0)
+            if tries >= 2:
+                raise DemoAbort(f"the explorer could not surface {tool} in two searches")
+            state.searches[tool] = tries + 1
+            if tries == 0:
+                query, top_k = _query(plan.needs[tool], state.rng), state.top_k
+            else:
+                query, top_k = _reformulation(tool, state.specs.get(tool)), min(20, state.top_k * 2)
+                retry.append(plan.needs[tool])
+            arguments: dict[str, Any] = {"query": query}
+            if top_k != 5:
+                arguments["top_k"] = top_k
+            calls.append(Pending("search_tools", arguments, "search", tool=tool))
+        needs = [plan.needs[tool] for tool in missing]
+        if retry:
+            think = f"No card fits yet for: {'; '.join(retry)}. Searching again with other words."
+        elif state.executed:
+            think = f"The results so far point to the next step. New tools needed: {'; '.join(needs)}."
+        else:
+            think = f"The task needs tools for: {'; '.join(needs)}."
+            if len(calls) > 1:
+                think += " The searches are independent, so I run them together."
+        return RoleAction(role="explorer", think=think, calls=calls, phase="explore")
+
+
+class ScriptedExecutor:
+    """Issues every ready call in one batch (one call in react mode); handles errors and the injected slip."""
+
+    async def execute(self, state: DemoState) -> RoleAction | None:
+        """The next batch of gold calls, with bound arguments read from earlier results."""
+        ready = [node for node in state.ready() if state.name_of(state.plan.nodes[node].tool) in state.loaded]
+        if not ready:
+            return None
+        if state.mode == "react":
+            ready = ready[:1]
+        notes: list[str] = []
+        calls: list[Pending] = []
+        for node in ready:
+            call = state.plan.nodes[node]
+            attempts = state.attempts.get(node, 0)
+            if attempts >= 3:
+                raise DemoAbort(f"{node} ({call.tool}) failed three times")
+            state.attempts[node] = attempts + 1
+            arguments = self._arguments(state, call, notes)
+            name = state.name_of(call.tool)
+            if node in state.errors:
+                notes.append(f"{name} failed ({state.errors[node]}); calling it again correctly.")
+            elif node in state.wrong:
+                wrong_name, output = state.wrong[node]
+                keys = ", ".join(list(output)[:4]) if isinstance(output, dict) else "other data"
+                notes.append(f"{wrong_name} returned {keys}, not what I need; {name} fits: {state.plan.needs[call.tool]}.")
+            calls.append(Pending(name, arguments, "gold", node=node, tool=call.tool))
+        if not state.executed and state.plan.recovery and not state.recovery_used:
+            calls = self._slip(state, calls)
+        state.executed = True
+        if not notes:
+            counts = Counter(call.name for call in calls)
+            listing = ", ".join(f"{name} x{count}" if count > 1 else name for name, count in counts.items())
+            notes.append(
+                f"Ready and independent: {listing}. One parallel batch."
+                if len(calls) > 1
+                else f"Ready: {listing}."
+            )
+        return RoleAction(role="executor", think=" ".join(notes), calls=calls, phase="execute")
+
+    @staticmethod
+    def _arguments(state: DemoState, call: GoldCall, notes: list[str]) -> dict[str, Any]:
+        arguments = dict(call.arguments)
+        for key, reference in call.bindings.items():
+            try:
+                arguments[key] = resolve_binding(state.outputs, reference)
+            except (KeyError, IndexError, TypeError, ValueError) as exc:
+                raise DemoAbort(f"cannot bind {key} from {reference}: the result lacks it") from exc
+            source_tool = state.name_of(state.plan.nodes[reference.strip("[]").split(".", 1)[0]].tool)
+            notes.append(f"From {source_tool}: {key} = {_short_json(arguments[key])}.")
+        return arguments
+
+    @staticmethod
+    def _slip(state: DemoState, calls: list[Pending]) -> list[Pending]:
+        """Inject the planned recoverable mistake into the first batch."""
+        state.recovery_used = True
+        target = state.rng.randrange(len(calls))
+        call = calls[target]
+        spec = state.specs[call.tool]  # type: ignore[index]
+        if state.plan.recovery == "wrong_tool":
+            sibling = _sibling(state, spec, call.arguments)
+            if sibling is not None:
+                properties = sibling.input_schema.get("properties") or {}
+                arguments = {key: value for key, value in call.arguments.items() if key in properties}
+                slipped = Pending(sibling.name, arguments, "wrong", node=call.node, tool=sibling.id)
+                return [*calls[:target], slipped, *calls[target + 1 :]]
+        required = [key for key in spec.input_schema.get("required") or [] if key in call.arguments]
+        if not required:
+            state.plan.recovery = None
+            return calls
+        state.plan.recovery = "bad_arguments"
+        dropped = {key: value for key, value in call.arguments.items() if key != required[0]}
+        return [*calls[:target], Pending(call.name, dropped, "gold", node=call.node, tool=call.tool), *calls[target + 1 :]]
+
+
+def _sibling(state: DemoState, spec: ToolSpec, arguments: dict[str, Any]) -> ToolSpec | None:
+    """A loaded read-only tool of the same provider whose required parameters the call provides."""
+    gold = set(state.task.tools)
+    for candidate in state.specs.values():
+        if candidate.id in gold or candidate.provider != spec.provider or candidate.name not in state.loaded:
+            continue
+        required = set(candidate.input_schema.get("required") or [])
+        if candidate.annotations.read_only and required and required <= set(arguments):
+            return candidate
+    return None
+
+
+class ScriptedVerifier:
+    """Flags dependent calls inside one batch and answers only with facts seen in the results."""
+
+    def review(self, state: DemoState, batch: list[Pending]) -> list[str]:
+        """Flag calls of one batch that need another call of the same batch, and repeats."""
+        flags = []
+        nodes = {call.node for call in batch if call.node}
+        for call in batch:
+            if call.node and set(state.plan.nodes[call.node].depends_on) & nodes:
+                flags.append(f"dependent call {call.name} ({call.node}) in one batch")
+        keys = [json.dumps([call.name, call.arguments], sort_keys=True) for call in batch]
+        if len(set(keys)) < len(keys):
+            flags.append("redundant call in one batch")
+        return flags
+
+    async def answer(self, state: DemoState) -> RoleAction:
+        """State the answer after checking each fact against the observed outputs."""
+        seen = []
+        for fact in state.task.facts:
+            try:
+                observed = resolve_path(state.outputs, fact.source) if fact.source else None
+            except (KeyError, IndexError, TypeError, ValueError) as exc:
+                raise DemoAbort(f"fact {fact.label!r} is not in the results ({fact.source})") from exc
+            if not _matches(fact.value, observed, fact.tolerance):
+                raise DemoAbort(f"fact {fact.label!r}: results say {observed!r}, the task {fact.value!r}")
+            seen.append(f"{fact.label} = {_short_json(fact.value, 30)}")
+        answer = state.task.gold_answer
+        verdict = check_answer(state.task, answer)
+        if not verdict.success:
+            raise DemoAbort(f"the answer misses {', '.join(verdict.missing)}")
+        think = "All results are in. " + "; ".join(seen[:4]) + ("; …" if len(seen) > 4 else "") + "."
+        return RoleAction(role="verifier", think=think, answer=answer)
+
+
+def _matches(expected: Any, observed: Any, tolerance: float | None) -> bool:
+    if isinstance(expected, int | float) and isinstance(observed, int | float):
+        return abs(float(expected) - float(observed)) <= (tolerance if tolerance is not None else 0.01)
+    return str(expected).lower() in str(observed).lower()
