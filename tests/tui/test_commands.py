@@ -1,0 +1,131 @@
+"""Slash commands, the command palette entries, themes and the sidebar toggle."""
+
+from __future__ import annotations
+
+import pytest
+
+from paraagent_runtime.errors import UserError
+from paraagent_runtime.policy.scripted import ScriptedPolicy
+from tui.commands import SLASH_COMMANDS, parse_slash
+from tui.widgets import EpisodeView, Sidebar
+
+from .conftest import SIZE, answer, settle, submit
+
+
+def last_note(app) -> str:
+    return app.conversation.query(".note").last().source
+
+
+async def test_help_tools_mode_and_model(make_app):
+    app = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await submit(pilot, "/help")
+        await settle(pilot)
+        assert all(f"/{name}" in last_note(app) for name in SLASH_COMMANDS)
+        await submit(pilot, "/tools")
+        await settle(pilot)
+        assert "4 tools" in last_note(app) and "**files** (2): delete, wait" in last_note(app)
+        await submit(pilot, "/tools forecast weather")
+        await settle(pilot)
+        assert "weather__forecast" in last_note(app)
+        await submit(pilot, "/tools zzzqqq")
+        await settle(pilot)
+        assert "no tool matches" in last_note(app)
+        await submit(pilot, "/mode")
+        await settle(pilot)
+        assert "paraact" in last_note(app)
+        await submit(pilot, "/mode decoupled")
+        await settle(pilot)
+        assert app.agent_config.mode == "decoupled"
+        assert "decoupled" in str(app.query_one("#session").render())
+        await submit(pilot, "/model")
+        await settle(pilot)
+        assert "scripted" in last_note(app)
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ("/mode turbo", "unknown mode 'turbo'"),
+        ("/tols", "Did you mean /tools"),
+        ("/frobnicate", "unknown command /frobnicate"),
+        ("/model gpt-9", "cannot switch models"),
+    ],
+)
+async def test_bad_commands_are_notices(make_app, command, message):
+    app = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, command)
+        await settle(pilot)
+        assert any(message in n.message for n in app._notifications)
+        assert app.agent_config.mode == "paraact"
+
+
+async def test_model_switch_uses_the_factory(make_app):
+    built: list[str] = []
+
+    def factory(name: str) -> ScriptedPolicy:
+        built.append(name)
+        return ScriptedPolicy([answer("from the new model")], model=name)
+
+    app = make_app([], policy_factory=factory)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "/model other")
+        await settle(pilot)
+        assert built == ["other"]
+        await submit(pilot, "hello")
+        await settle(pilot)
+        assert app.exchanges == [("hello", "from the new model")]
+
+
+async def test_clear_starts_a_new_conversation(make_app):
+    app = make_app([answer("one")])
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "first")
+        await settle(pilot)
+        first = app.history.current
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        assert not list(app.query(EpisodeView)) and app.exchanges == []
+        assert app.history.current is None and first.exists()
+
+
+async def test_palette_theme_and_sidebar(make_app):
+    app = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert {"Mode: react", "/tools", "/servers", "Cancel running task"} <= set(titles)
+        react = next(c for c in app.get_system_commands(app.screen) if c.title == "Mode: react")
+        react.callback()
+        await settle(pilot)
+        assert app.agent_config.mode == "react"
+        assert app.theme == "textual-dark"
+        await pilot.press("ctrl+t")
+        assert app.theme == "textual-light"
+        await pilot.press("ctrl+b")
+        assert not app.query_one(Sidebar).display
+        await pilot.press("escape")
+        await pilot.pause()
+        assert any("nothing is running" in n.message for n in app._notifications)
+
+
+async def test_a_second_task_waits_for_the_running_one(make_app, hang):
+    from .conftest import call, turn
+
+    app = make_app([turn("execute", call("files__wait")), answer("x")])
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "wait")
+        await hang.started.wait()
+        await submit(pilot, "another")
+        assert any("a task is running" in n.message for n in app._notifications)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(list(app.query(EpisodeView))) == 1
+
+
+def test_parse_slash():
+    assert parse_slash("/tools  weather now ").argument == "weather now"
+    assert parse_slash("/MODE react").name == "mode"
+    with pytest.raises(UserError, match="unknown command"):
+        parse_slash("/")
