@@ -25,7 +25,13 @@ from .geo import CITIES
 from .simulator import PinnedResponse, ToolEnvSimulator
 
 __all__ = [
+    "ALL_FAMILIES",
     "FAMILIES",
+    "HELD_OUT_CATEGORIES",
+    "HELD_OUT_TOOLS",
+    "SPLITS",
+    "UNSEEN_CATEGORY_FAMILIES",
+    "UNSEEN_TOOL_FAMILIES",
     "AnswerFact",
     "GoldCall",
     "Task",
@@ -36,6 +42,7 @@ __all__ = [
     "resolve_binding",
     "resolve_path",
     "save_tasks",
+    "split_families",
 ]
 
 Group = Literal["G1", "G2", "G3"]
@@ -415,13 +422,149 @@ FAMILIES: dict[str, Family] = {
     "city_pair_facts": _city_pair_facts,
     "stock_compare": _stock_compare,
 }
+"""The seen families: ``train`` and ``test-seen`` draw from these (and any other split label)."""
+
+
+def _air_quality_compare(trace: _Trace, rng: random.Random) -> tuple[str, str]:
+    cities = [c.name for c in rng.sample(CITIES, rng.randint(2, 4))]
+    parts = []
+    for city in cities:
+        node = trace.call("weather/get_air_quality", {"city": city})
+        aqi = trace.fact(f"{node}.aqi", f"AQI in {city}", tolerance=0.5)
+        parts.append(f"{city} AQI {aqi}")
+    query = _pick(
+        rng,
+        (
+            "How clean is the air right now in {c}? Give me the AQI of each.",
+            "Compare the air quality index of {c}.",
+        ),
+    )
+    return query.format(c=_and(cities)), "Air quality — " + ", ".join(parts) + "."
+
+
+def _airport_sun_times(trace: _Trace, rng: random.Random) -> tuple[str, str]:
+    airports = [c.airport for c in rng.sample(CITIES, rng.randint(1, 2))]
+    day = (trace.world.today + timedelta(days=rng.randint(0, 5))).isoformat()
+    parts = []
+    for code in airports:
+        n1 = trace.call("aviation/get_airport", {"code": code})
+        n2 = trace.call("weather/get_sun_times", {"date": day}, bind={"city": f"{n1}.city"})
+        city = trace.fact(f"{n1}.city", f"city of {code}")
+        sunset = trace.fact(f"{n2}.sunset", f"sunset at {code}")
+        parts.append(f"{code} serves {city}, sunset {sunset}")
+    query = f"I land at {_and(airports)} on {day}. Which city is that, and when does the sun set there that day?"
+    return query, "; ".join(parts) + "."
+
+
+def _company_fx(trace: _Trace, rng: random.Random) -> tuple[str, str]:
+    stock = rng.choice(sorted(trace.world.stocks.values(), key=lambda s: s.symbol))
+    quote = rng.choice([c for c in ("USD", "EUR", "GBP", "JPY", "CHF") if c != stock.currency])
+    n1 = trace.call("finance/get_company_profile", {"symbol": stock.symbol})
+    n2 = trace.call("currency/get_exchange_rate", {"quote": quote}, bind={"base": f"{n1}.currency"})
+    headquarters = trace.fact(f"{n1}.headquarters", f"headquarters of {stock.symbol}")
+    rate = trace.fact(f"{n2}.rate", f"rate of its currency to {quote}", tolerance=0.01)
+    query = f"Where is {stock.symbol} headquartered, and what is the exchange rate from the currency it reports in to {quote}?"
+    return (
+        query,
+        f"{stock.symbol} is based in {headquarters}; 1 {trace.get(f'{n1}.currency')} = {rate} {quote}.",
+    )
+
+
+def _recipe_nutrition(trace: _Trace, rng: random.Random) -> tuple[str, str]:
+    diet = _pick(rng, ("vegetarian", "vegan", "gluten free"))
+    servings = rng.randint(1, 4)
+    n1 = trace.call("recipes/search_recipes", {"diet": diet})
+    n2 = trace.call(
+        "recipes/get_nutrition",
+        {"servings": servings},
+        bind={"recipe_id": f"{n1}.recipes.0.recipe_id"},
+    )
+    name = trace.fact(f"{n1}.recipes.0.name", "first recipe found")
+    calories = trace.fact(f"{n2}.calories", f"calories for {servings} serving(s)", tolerance=1.0)
+    query = f"Find me a {diet} recipe and tell me how many calories {servings} serving(s) of the first one have."
+    return query, f"{name}: {calories} kcal for {servings} serving(s)."
+
+
+def _translate_phrase(trace: _Trace, rng: random.Random) -> tuple[str, str]:
+    phrase = _pick(rng, ("good morning", "thank you", "good night", "see you tomorrow"))
+    languages = rng.sample(("de", "fr", "es", "it", "pt"), rng.randint(2, 3))
+    parts = []
+    for language in languages:
+        node = trace.call(
+            "translation/translate_text", {"text": phrase, "target_language": language}
+        )
+        parts.append(
+            f"{language}: {trace.fact(f'{node}.translation', f'{phrase!r} in {language}')}"
+        )
+    return f"How do I say {phrase!r} in {_and(languages)} (language codes)?", "; ".join(parts) + "."
+
+
+def _movie_showtimes(trace: _Trace, rng: random.Random) -> tuple[str, str]:
+    city = rng.choice(CITIES).name
+    day = (trace.world.today + timedelta(days=rng.randint(0, 6))).isoformat()
+    n1 = trace.call("movies/search_movies", {"query": "the"})
+    n2 = trace.call(
+        "movies/get_showtimes",
+        {"city": city, "date": day},
+        bind={"movie_id": f"{n1}.movies.0.movie_id"},
+    )
+    title = trace.fact(f"{n1}.movies.0.title", "first film found")
+    cinema = trace.fact(f"{n2}.showtimes.0.cinema", "cinema of the first showtime")
+    price = trace.fact(f"{n2}.showtimes.0.price", "ticket price", tolerance=0.01)
+    query = f"Search films matching 'the', take the first hit and tell me where it shows first in {city} on {day} and the ticket price."
+    return query, f"{title} shows first at {cinema}; a ticket costs {price}."
+
+
+UNSEEN_TOOL_FAMILIES: dict[str, Family] = {
+    "air_quality_compare": _air_quality_compare,
+    "airport_sun_times": _airport_sun_times,
+    "company_fx": _company_fx,
+}
+"""Families of ``test-unseen-tools``: seen categories, tools no seen family calls."""
+
+UNSEEN_CATEGORY_FAMILIES: dict[str, Family] = {
+    "recipe_nutrition": _recipe_nutrition,
+    "translate_phrase": _translate_phrase,
+    "movie_showtimes": _movie_showtimes,
+}
+"""Families of ``test-unseen-categories``: categories no seen family touches."""
+
+ALL_FAMILIES: dict[str, Family] = {**FAMILIES, **UNSEEN_TOOL_FAMILIES, **UNSEEN_CATEGORY_FAMILIES}
+
+SPLITS: tuple[str, ...] = ("train", "test-seen", "test-unseen-tools", "test-unseen-categories")
+"""The evaluation splits. Other split labels draw from the seen families, like ``train``."""
+
+HELD_OUT_TOOLS: frozenset[str] = frozenset(
+    {
+        "weather/get_air_quality",
+        "weather/get_sun_times",
+        "aviation/get_airport",
+        "finance/get_company_profile",
+        "currency/get_exchange_rate",
+    }
+)
+"""Tools of seen categories that only ``test-unseen-tools`` tasks call."""
+
+HELD_OUT_CATEGORIES: frozenset[str] = frozenset(
+    {"Food", "Language", "Entertainment", "News", "Productivity"}
+)
+"""Categories only ``test-unseen-categories`` tasks touch (recipes, translation, movies, news, calendar)."""
+
+
+def split_families(split: str) -> list[str]:
+    """The family names a split draws from by default."""
+    if split == "test-unseen-tools":
+        return list(UNSEEN_TOOL_FAMILIES)
+    if split == "test-unseen-categories":
+        return list(UNSEEN_CATEGORY_FAMILIES)
+    return list(FAMILIES)
 
 
 def _build(
     family: str, index: int, *, seed: int, split: str, task_seed: int, rng: random.Random
 ) -> Task:
     trace = _Trace(ToolEnvSimulator(builtin_records(), seed=task_seed))
-    query, answer = FAMILIES[family](trace, rng)
+    query, answer = ALL_FAMILIES[family](trace, rng)
     return Task(
         id=f"{split}-{seed}-{index:05d}-{family}",
         query=query,
@@ -438,23 +581,35 @@ def _build(
 def generate_tasks(
     n: int, *, seed: int = 0, split: str = "train", families: Iterable[str] | None = None
 ) -> list[Task]:
-    """Generate ``n`` tasks, cycling through ``families`` (default: all), reproducibly.
+    """Generate ``n`` tasks, cycling through ``families`` (default: the split's), reproducibly.
+
+    ``train`` and ``test-seen`` (and any other label) draw from :data:`FAMILIES`;
+    ``test-unseen-tools`` from :data:`UNSEEN_TOOL_FAMILIES` (calls :data:`HELD_OUT_TOOLS`);
+    ``test-unseen-categories`` from :data:`UNSEEN_CATEGORY_FAMILIES` (only
+    :data:`HELD_OUT_CATEGORIES`). Different splits draw different worlds.
 
     Args:
         n: Number of tasks.
         seed: Generator seed; with ``split`` it fixes every task and its world seed.
-        split: Split label (``train``, ``test``…); different splits draw different worlds.
-        families: Family names to draw from, from :data:`FAMILIES`.
+        split: Split label (see :data:`SPLITS`).
+        families: Family names to draw from, from :data:`ALL_FAMILIES`.
 
     Raises:
-        ConfigError: ``n`` is negative or a family name is unknown.
+        ConfigError: ``n`` is negative, a family name is unknown, or a held-out family is asked
+            for in a split that is not held out (train or test-seen would leak it).
     """
-    chosen = list(families) if families is not None else list(FAMILIES)
-    unknown = [name for name in chosen if name not in FAMILIES]
+    chosen = list(families) if families is not None else split_families(split)
+    unknown = [name for name in chosen if name not in ALL_FAMILIES]
     if n < 0 or unknown or not chosen:
         raise ConfigError(
-            f"generate_tasks: need n >= 0 and families from {sorted(FAMILIES)}; got n={n}, unknown={unknown}"
+            f"generate_tasks: need n >= 0 and families from {sorted(ALL_FAMILIES)}; got n={n}, unknown={unknown}"
         )
+    if split in ("train", "test-seen"):
+        leaked = [name for name in chosen if name not in FAMILIES]
+        if leaked:
+            raise ConfigError(
+                f"generate_tasks: split {split!r} may not use held-out families {leaked}"
+            )
     rng = random.Random(f"tasks:{seed}:{split}")
     tasks = []
     for index in range(n):

@@ -105,3 +105,44 @@ def test_jsonl_round_trip_and_bad_files(tmp_path: Path, tasks) -> None:  # noqa:
         load_tasks(tmp_path / "partial.jsonl")
     with pytest.raises(ConfigError, match="does not exist"):
         load_tasks(tmp_path / "missing.jsonl")
+
+
+def test_held_out_splits_really_hold_out_tools_and_categories(records) -> None:  # noqa: ANN001
+    from mcp_servers.toolenv.tasks import HELD_OUT_CATEGORIES, HELD_OUT_TOOLS, SPLITS
+
+    category = {record.id: record.category for record in records}
+    tools = {
+        split: {t for task in generate_tasks(24, seed=3, split=split) for t in task.tools}
+        for split in SPLITS
+    }
+    seen = tools["train"] | tools["test-seen"]
+    assert not seen & HELD_OUT_TOOLS and not {category[t] for t in seen} & HELD_OUT_CATEGORIES
+    unseen_tools = generate_tasks(12, seed=3, split="test-unseen-tools")
+    assert all(set(task.tools) & HELD_OUT_TOOLS for task in unseen_tools)
+    assert {category[t] for t in tools["test-unseen-tools"]} <= {category[t] for t in seen}
+    assert {category[t] for t in tools["test-unseen-categories"]} <= HELD_OUT_CATEGORIES
+    assert {task.group for task in unseen_tools} == {"G1", "G2", "G3"}
+
+
+def test_split_tasks_are_reproducible_and_verifiable() -> None:
+    from mcp_servers.toolenv.tasks import SPLITS
+
+    env = ToolEnv.builtin()
+    for split in SPLITS:
+        first, again = (
+            generate_tasks(6, seed=4, split=split),
+            generate_tasks(6, seed=4, split=split),
+        )
+        assert first == again
+        for task in first:
+            assert check_answer(task, task.gold_answer).success
+            execute_gold(task, env.for_task(task).simulator)
+
+
+def test_a_seen_split_refuses_held_out_families() -> None:
+    with pytest.raises(ConfigError, match="held-out families"):
+        generate_tasks(2, split="train", families=["recipe_nutrition"])
+    assert (
+        generate_tasks(1, split="custom", families=["recipe_nutrition"])[0].family
+        == "recipe_nutrition"
+    )

@@ -1,0 +1,442 @@
+"""Evaluate an agent on ToolEnv tasks: success, turns, parallelism, critical path, wall-clock, recall.
+
+Each task runs in a fresh :meth:`ToolEnv.for_task` environment through the runtime's own
+:class:`~paraagent_runtime.agent.Agent`; the answer is checked with :func:`check_answer`.
+
+Metrics per episode (:class:`EpisodeMetrics`):
+
+- ``execute_turns`` is the critical path in tool turns (turns with at least one non-meta call),
+  compared with the gold DAG ``depth`` (the fewest execute turns that can solve the task);
+- ``sim_wall_s`` is a simulated wall-clock: per turn, the model's time plus the *slowest* call
+  (calls of a turn run in parallel). Tool latencies come from a seeded :class:`LatencyModel`
+  evaluated without sleeping, so runs are fast and reproducible; the model's time is measured,
+  or a fixed ``llm_turn_s`` per turn (useful for scripted policies, whose real time is ~0);
+- ``recall`` is the share of gold tools the episode surfaced with ``search_tools`` /
+  ``inspect_tool`` (1.0 when the toolspace preloads every tool).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+from pydantic import BaseModel
+
+from paraagent_runtime.actions import META_TOOLS
+from paraagent_runtime.agent import Agent, AgentConfig
+from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.meta import INSPECT_TOOL, SEARCH_TOOLS
+from paraagent_runtime.naming import model_facing_name
+from paraagent_runtime.policy.base import Policy, SamplingParams
+from paraagent_runtime.prompts import AgentMode
+from paraagent_runtime.toolspace import Toolspace
+from paraagent_runtime.trajectory import Episode, TrajectoryWriter
+
+from .checker import check_answer
+from .generic import canonical_arguments
+from .simulator import LatencyModel
+from .source import ToolEnv
+from .tasks import SPLITS, Task, generate_tasks
+
+__all__ = [
+    "MODES",
+    "EpisodeMetrics",
+    "EvalConfig",
+    "EvalReport",
+    "ModeSummary",
+    "PolicyFactory",
+    "episode_metrics",
+    "evaluate_toolenv",
+    "markdown_table",
+    "parse_modes",
+    "write_report",
+]
+
+logger = logging.getLogger(__name__)
+
+MODES: tuple[AgentMode, ...] = ("paraact", "react", "decoupled")
+META_CALL_S = 0.05
+"""Simulated latency of one meta-tool call (a local index lookup)."""
+
+PolicyFactory = Callable[[Task, AgentMode], Policy]
+"""Builds the policy for one task and mode (the oracle needs the task; models ignore it)."""
+
+
+def parse_modes(modes: Sequence[str]) -> list[AgentMode]:
+    """Expand ``--mode`` values (repeatable, comma-separated, or ``all``) into agent modes.
+
+    Raises:
+        ConfigError: an unknown mode, or none at all.
+    """
+    chosen: list[AgentMode] = []
+    for value in modes:
+        for part in value.split(","):
+            name = part.strip().lower()
+            if name == "all":
+                chosen.extend(MODES)
+            elif name in MODES:
+                chosen.append(name)  # type: ignore[arg-type]
+            elif name:
+                raise ConfigError(f"--mode: unknown mode {name!r} (use {', '.join(MODES)} or all)")
+    if not chosen:
+        raise ConfigError(f"--mode: give at least one of {', '.join(MODES)} or all")
+    return list(dict.fromkeys(chosen))
+
+
+@dataclass
+class EvalConfig:
+    """What to evaluate and how.
+
+    Attributes:
+        policy: the policy label in reports (``oracle`` or a policy spec).
+        modes: agent modes to run, each on the same tasks.
+        split: task split (see :data:`~mcp_servers.toolenv.tasks.SPLITS`).
+        n: number of tasks.
+        seed: task generator seed.
+        max_turns: turns before an episode gives up.
+        sampling: decoding settings for model policies.
+        latency: the simulated tool latency model.
+        llm_turn_s: fixed model time per turn in the simulated wall-clock; None uses the
+            measured model time.
+        out: directory for the report files and trajectories (None: write nothing).
+    """
+
+    policy: str = "oracle"
+    modes: list[AgentMode] = field(default_factory=lambda: list(MODES))
+    split: str = "test-seen"
+    n: int = 9
+    seed: int = 0
+    max_turns: int = 16
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    latency: LatencyModel = field(default_factory=lambda: LatencyModel(base_s=0.3, jitter_s=0.4))
+    llm_turn_s: float | None = None
+    out: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.split not in SPLITS:
+            raise ConfigError(
+                f"--split: unknown split {self.split!r} (use one of {', '.join(SPLITS)})"
+            )
+        if self.n < 1:
+            raise ConfigError(f"--n: need at least one task, got {self.n}")
+        if self.max_turns < 1:
+            raise ConfigError(f"--max-turns: must be at least 1, got {self.max_turns}")
+        if self.llm_turn_s is not None and self.llm_turn_s < 0:
+            raise ConfigError(f"--llm-turn-s: must be >= 0, got {self.llm_turn_s}")
+        self.modes = parse_modes(self.modes)
+
+
+class EpisodeMetrics(BaseModel):
+    """The numbers of one episode on one task."""
+
+    task_id: str
+    family: str
+    group: str
+    mode: str
+    status: str
+    success: bool
+    score: float
+    turns: int
+    explore_turns: int
+    execute_turns: int
+    tool_calls: int
+    execute_calls: int
+    gold_calls: int
+    gold_depth: int
+    llm_s: float
+    sim_tools_s: float
+    sim_wall_s: float
+    recall: float
+
+    @property
+    def calls_per_execute_turn(self) -> float:
+        """Mean non-meta calls per execute turn (0 when there was none)."""
+        return self.execute_calls / self.execute_turns if self.execute_turns else 0.0
+
+
+class ModeSummary(BaseModel):
+    """Means over the episodes of one mode."""
+
+    mode: str
+    episodes: int
+    success_rate: float
+    mean_turns: float
+    mean_tool_calls: float
+    calls_per_execute_turn: float
+    mean_execute_turns: float
+    mean_gold_depth: float
+    mean_sim_wall_s: float
+    mean_llm_s: float
+    recall: float
+
+
+class EvalReport(BaseModel):
+    """A whole evaluation: the settings, one summary per mode, and every episode's metrics."""
+
+    policy: str
+    split: str
+    n: int
+    seed: int
+    summaries: list[ModeSummary]
+    episodes: list[EpisodeMetrics]
+
+
+def _simulated_call_s(
+    latency: LatencyModel, env: ToolEnv, toolspace: Toolspace, name: str, arguments: dict[str, Any]
+) -> float:
+    if name in META_TOOLS:
+        return META_CALL_S
+    spec = toolspace.get(name)
+    record = env.simulator.records.get(spec.id) if spec is not None else None
+    if record is None:
+        return 0.0
+    rng = random.Random(f"latency:{env.seed}:{record.id}:{canonical_arguments(arguments)}")
+    return latency.delay_s(record, rng)
+
+
+def _surfaced(episode: Episode) -> set[str]:
+    names: set[str] = set()
+    for turn in episode.turns:
+        for call, result in zip(turn.calls, turn.results, strict=False):
+            if not result.ok:
+                continue
+            if call.name == SEARCH_TOOLS and isinstance(result.content, list):
+                names.update(
+                    card.get("name", "") for card in result.content if isinstance(card, dict)
+                )
+            elif call.name == INSPECT_TOOL and isinstance(result.content, dict):
+                names.add(str(result.content.get("name", "")))
+    return names
+
+
+def episode_metrics(
+    task: Task,
+    episode: Episode,
+    *,
+    env: ToolEnv,
+    toolspace: Toolspace,
+    latency: LatencyModel,
+    llm_turn_s: float | None = None,
+    preloaded: bool = False,
+) -> EpisodeMetrics:
+    """Score one finished episode of ``task`` (see the module docstring for each metric)."""
+    check = check_answer(task, episode.answer or "")
+    explore = execute = execute_calls = 0
+    llm_s = tools_s = 0.0
+    for turn in episode.turns:
+        llm_s += turn.model_latency_s if llm_turn_s is None else llm_turn_s
+        real = [call for call in turn.calls if call.name not in META_TOOLS]
+        if real:
+            execute += 1
+            execute_calls += len(real)
+        elif turn.calls:
+            explore += 1
+        tools_s += max(
+            (
+                _simulated_call_s(latency, env, toolspace, call.name, call.arguments)
+                for call in turn.calls
+            ),
+            default=0.0,
+        )
+    gold = {model_facing_name(tool) for tool in task.tools}
+    recall = 1.0 if preloaded else len(gold & _surfaced(episode)) / len(gold)
+    return EpisodeMetrics(
+        task_id=task.id,
+        family=task.family,
+        group=task.group,
+        mode=episode.mode,
+        status=episode.status,
+        success=check.success,
+        score=check.score,
+        turns=len(episode.turns),
+        explore_turns=explore,
+        execute_turns=execute,
+        tool_calls=episode.n_calls,
+        execute_calls=execute_calls,
+        gold_calls=len(task.calls),
+        gold_depth=task.depth,
+        llm_s=round(llm_s, 4),
+        sim_tools_s=round(tools_s, 4),
+        sim_wall_s=round(llm_s + tools_s, 4),
+        recall=recall,
+    )
+
+
+def _summarize(mode: str, rows: Sequence[EpisodeMetrics]) -> ModeSummary:
+    execute_turns = sum(row.execute_turns for row in rows)
+    return ModeSummary(
+        mode=mode,
+        episodes=len(rows),
+        success_rate=mean(row.success for row in rows),
+        mean_turns=mean(row.turns for row in rows),
+        mean_tool_calls=mean(row.tool_calls for row in rows),
+        calls_per_execute_turn=sum(row.execute_calls for row in rows) / execute_turns
+        if execute_turns
+        else 0.0,
+        mean_execute_turns=mean(row.execute_turns for row in rows),
+        mean_gold_depth=mean(row.gold_depth for row in rows),
+        mean_sim_wall_s=mean(row.sim_wall_s for row in rows),
+        mean_llm_s=mean(row.llm_s for row in rows),
+        recall=mean(row.recall for row in rows),
+    )
+
+
+async def evaluate_toolenv(
+    config: EvalConfig,
+    policy_factory: PolicyFactory,
+    *,
+    tasks: Sequence[Task] | None = None,
+    base_env: ToolEnv | None = None,
+    on_episode: Callable[[EpisodeMetrics], Awaitable[None] | None] | None = None,
+) -> EvalReport:
+    """Run every mode of ``config`` on the same tasks and return the report.
+
+    Args:
+        config: the evaluation settings.
+        policy_factory: the policy for a task and mode; policies it returns are not closed
+            here (the caller owns them, so one model can serve every episode).
+        tasks: the tasks to run (default: ``generate_tasks(config.n, seed=, split=)``).
+        base_env: the environment tasks are derived from (default: the built-in catalog).
+        on_episode: called with each episode's metrics as it finishes (progress display).
+    """
+    chosen = (
+        list(tasks)
+        if tasks is not None
+        else generate_tasks(config.n, seed=config.seed, split=config.split)
+    )
+    base = base_env or ToolEnv.builtin()
+    rows: list[EpisodeMetrics] = []
+    for mode in config.modes:
+        agent_config = AgentConfig(mode=mode, max_turns=config.max_turns, sampling=config.sampling)
+        writer = TrajectoryWriter(config.out / f"trajectories-{mode}.jsonl") if config.out else None
+        try:
+            for task in chosen:
+                env = base.for_task(task)
+                toolspace = Toolspace(env.sources)
+                await toolspace.refresh()
+                preloaded = len(toolspace.tools) <= toolspace.preload_threshold
+                agent = Agent(policy_factory(task, mode), toolspace, agent_config)
+                episode = await agent.run(
+                    task.query,
+                    task_id=task.id,
+                    metadata={"split": task.split, "family": task.family},
+                )
+                metrics = episode_metrics(
+                    task,
+                    episode,
+                    env=env,
+                    toolspace=toolspace,
+                    latency=config.latency,
+                    llm_turn_s=config.llm_turn_s,
+                    preloaded=preloaded,
+                )
+                episode.metadata.update(success=metrics.success, metrics=metrics.model_dump())
+                if writer is not None:
+                    writer.write(episode)
+                rows.append(metrics)
+                if on_episode is not None:
+                    outcome = on_episode(metrics)
+                    if outcome is not None:
+                        await outcome
+        finally:
+            if writer is not None:
+                writer.close()
+    summaries = [
+        _summarize(mode, [row for row in rows if row.mode == mode]) for mode in config.modes
+    ]
+    return EvalReport(
+        policy=config.policy,
+        split=config.split,
+        n=len(chosen),
+        seed=config.seed,
+        summaries=summaries,
+        episodes=rows,
+    )
+
+
+_COLUMNS = (
+    ("mode", "mode", "{}"),
+    ("success", "success_rate", "{:.0%}"),
+    ("turns", "mean_turns", "{:.2f}"),
+    ("tool calls", "mean_tool_calls", "{:.2f}"),
+    ("calls/exec turn", "calls_per_execute_turn", "{:.2f}"),
+    ("critical path (exec turns)", "mean_execute_turns", "{:.2f}"),
+    ("gold depth", "mean_gold_depth", "{:.2f}"),
+    ("sim wall s", "mean_sim_wall_s", "{:.2f}"),
+    ("LLM s", "mean_llm_s", "{:.2f}"),
+    ("recall", "recall", "{:.0%}"),
+)
+
+
+def markdown_table(report: EvalReport) -> str:
+    """The per-mode summary as a markdown table, with a one-line caption."""
+    lines = [
+        f"ToolEnv eval — policy `{report.policy}`, split `{report.split}`, {report.n} tasks, seed {report.seed}",
+        "",
+        "| " + " | ".join(title for title, _, _ in _COLUMNS) + " |",
+        "|" + "|".join("---" if index == 0 else "---:" for index in range(len(_COLUMNS))) + "|",
+    ]
+    for summary in report.summaries:
+        cells = [fmt.format(getattr(summary, key)) for _, key, fmt in _COLUMNS]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _plot(report: EvalReport, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    modes = [summary.mode for summary in report.summaries]
+    positions = range(len(modes))
+    figure, (turns_axis, wall_axis, rate_axis) = plt.subplots(1, 3, figsize=(13, 4))
+    width = 0.27
+    for offset, (label, key) in enumerate(
+        (
+            ("turns", "mean_turns"),
+            ("critical path", "mean_execute_turns"),
+            ("gold depth", "mean_gold_depth"),
+        )
+    ):
+        turns_axis.bar(
+            [p + (offset - 1) * width for p in positions],
+            [getattr(s, key) for s in report.summaries],
+            width,
+            label=label,
+        )
+    turns_axis.set_title("turns per episode")
+    turns_axis.legend()
+    wall_axis.bar(positions, [s.mean_sim_wall_s for s in report.summaries], color="tab:purple")
+    wall_axis.set_title("simulated wall-clock (s)")
+    for offset, (label, key) in enumerate((("success", "success_rate"), ("recall", "recall"))):
+        rate_axis.bar(
+            [p + (offset - 0.5) * width for p in positions],
+            [getattr(s, key) for s in report.summaries],
+            width,
+            label=label,
+        )
+    rate_axis.set_ylim(0, 1.05)
+    rate_axis.set_title("success and retrieval recall")
+    rate_axis.legend()
+    for axis in (turns_axis, wall_axis, rate_axis):
+        axis.set_xticks(list(positions), modes)
+    figure.suptitle(f"ToolEnv — {report.policy}, {report.split}, {report.n} tasks")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def write_report(report: EvalReport, out: Path) -> dict[str, Path]:
+    """Write ``report.json``, ``report.md`` and ``report.png`` into ``out``; return their paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "report.json", "markdown": out / "report.md", "plot": out / "report.png"}
+    paths["json"].write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    paths["markdown"].write_text(markdown_table(report), encoding="utf-8")
+    _plot(report, paths["plot"])
+    return paths

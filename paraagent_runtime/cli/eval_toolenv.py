@@ -1,0 +1,151 @@
+"""``paraagent eval toolenv``: run the agent on ToolEnv tasks per mode and report the numbers.
+
+The CLI is the composition root, so this module wires ToolEnv (``mcp_servers.toolenv``) to the
+runtime's policies; the evaluation itself lives in :mod:`mcp_servers.toolenv.evaluation`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from ..errors import ParaAgentError
+from ..policy import policy_from_spec
+from ..policy.base import Policy, SamplingParams
+
+__all__ = ["ORACLE", "eval_toolenv_command", "run_eval"]
+
+ORACLE = "oracle"
+
+
+async def run_eval(
+    *,
+    policy: str,
+    base_url: str | None,
+    modes: list[str],
+    split: str,
+    n: int,
+    seed: int,
+    out: Path,
+    max_turns: int,
+    max_tokens: int,
+    llm_turn_s: float | None,
+    console: Console,
+) -> Path:
+    """Run the evaluation, print the table and write the report files; return the markdown path.
+
+    Raises:
+        ConfigError: a bad option (unknown mode or split, bad policy spec, ``n`` < 1).
+    """
+    from mcp_servers.toolenv.evaluation import (
+        EpisodeMetrics,
+        EvalConfig,
+        evaluate_toolenv,
+        markdown_table,
+        write_report,
+    )
+    from mcp_servers.toolenv.oracle import oracle_policy
+
+    config = EvalConfig(
+        policy=policy,
+        modes=modes,  # type: ignore[arg-type]
+        split=split,
+        n=n,
+        seed=seed,
+        max_turns=max_turns,
+        sampling=SamplingParams(max_tokens=max_tokens, temperature=0.0, seed=seed),
+        llm_turn_s=llm_turn_s,
+        out=out,
+    )
+    model: Policy | None = None
+    if policy != ORACLE:
+        model = policy_from_spec(policy, **({"base_url": base_url} if base_url else {}))
+
+    def factory(task, mode):  # noqa: ANN001, ANN202 - matches PolicyFactory
+        return model if model is not None else oracle_policy(task, mode)
+
+    def progress(metrics: EpisodeMetrics) -> None:
+        mark = "[green]✓[/]" if metrics.success else "[red]✗[/]"
+        console.print(
+            f"  {mark} {metrics.mode:<9} {metrics.task_id:<48} turns {metrics.turns:>2}  "
+            f"exec {metrics.execute_turns}/{metrics.gold_depth}  calls {metrics.tool_calls}",
+            highlight=False,
+        )
+
+    try:
+        report = await evaluate_toolenv(config, factory, on_episode=progress)
+    finally:
+        if model is not None:
+            await model.aclose()
+    paths = write_report(report, out)
+    console.print()
+    console.print(markdown_table(report), highlight=False, markup=False)
+    console.print(
+        f"report: {paths['markdown']}, {paths['json']}, {paths['plot']}; trajectories in {out}"
+    )
+    return paths["markdown"]
+
+
+def eval_toolenv_command(
+    policy: Annotated[
+        str,
+        typer.Option(
+            "--policy",
+            "-p",
+            help='"oracle" (scripted upper bound from the gold DAG) or a policy spec (local, openai:MODEL, …).',
+        ),
+    ] = ORACLE,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible server for openai:MODEL.")
+    ] = None,
+    mode: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--mode", "-m", help="paraact, react, decoupled (repeat or comma-separate) or all."
+        ),
+    ] = None,
+    split: Annotated[
+        str, typer.Option(help="train, test-seen, test-unseen-tools or test-unseen-categories.")
+    ] = "test-seen",
+    n: Annotated[int, typer.Option("--n", help="Number of tasks.")] = 9,
+    seed: Annotated[int, typer.Option(help="Task generator seed.")] = 0,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Output directory (report.md/json/png, trajectories)."),
+    ] = None,
+    max_turns: Annotated[int, typer.Option(help="Turns before an episode gives up.")] = 16,
+    max_tokens: Annotated[int, typer.Option(help="Tokens per model turn.")] = 384,
+    llm_turn_s: Annotated[
+        float | None,
+        typer.Option(
+            help="Fixed model seconds per turn in the simulated wall-clock (default: measured)."
+        ),
+    ] = None,
+) -> None:
+    """Evaluate a policy on ToolEnv tasks in each agent mode: success, turns, critical path, recall."""
+    console = Console()
+    directory = out or Path("runs") / f"eval-toolenv-{time.strftime('%Y%m%d-%H%M%S')}"
+    try:
+        asyncio.run(
+            run_eval(
+                policy=policy,
+                base_url=base_url,
+                modes=mode or ["all"],
+                split=split,
+                n=n,
+                seed=seed,
+                out=directory,
+                max_turns=max_turns,
+                max_tokens=max_tokens,
+                llm_turn_s=llm_turn_s,
+                console=console,
+            )
+        )
+    except ParaAgentError as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from exc
