@@ -130,7 +130,7 @@ def policy_loss(
     with torch.no_grad():
         was_clipped = ((ratio < 1 - clip_low) & (advantages < 0)) | ((ratio > 1 + clip_high) & (advantages > 0))
         stats = LossStats(
-            pg_loss=float(pg_loss),
+            pg_loss=float(pg_loss.detach()),
             kl=kl_value,
             clip_fraction=float((was_clipped.to(weights.dtype) * weights).sum() / max(n_tokens, 1)),
             ratio_mean=float((ratio * weights).sum() / max(n_tokens, 1)),

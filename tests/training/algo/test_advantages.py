@@ -1,0 +1,136 @@
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from paraagent_runtime.errors import ConfigError
+from training.algo import (
+    AdvantageConfig,
+    EpisodeRewards,
+    PhaseReward,
+    StepReward,
+    collate,
+    dr_grpo_advantages,
+    gdpo_advantages,
+    group_normalize,
+    grpo_advantages,
+    masked_whiten,
+    multilevel_turn_advantages,
+    token_advantages,
+    turn_advantages,
+    zero_variance_share,
+)
+from training.algo.tokens import TokenRow
+
+SQRT_3_2 = (3 / 2) ** 0.5
+
+
+def episode(steps: list[tuple[str, float]], phases: list[tuple[str, list[int], float]], traj: float) -> EpisodeRewards:
+    return EpisodeRewards(
+        steps=[StepReward(turn=i, kind=kind, value=v) for i, (kind, v) in enumerate(steps)],
+        phases=[PhaseReward(kind=kind, turns=turns, value=v) for kind, turns, v in phases],
+        trajectory=traj,
+        trajectory_components={"correct": traj, "format": 1.0, "efficiency": 0.0},
+        success=traj > 0,
+        n_turns=len(steps),
+    )
+
+
+def test_grpo_and_dr_grpo_by_hand_with_a_zero_variance_group() -> None:
+    rewards = torch.tensor([1.0, 2.0, 3.0, 5.0, 5.0])
+    groups = ["a", "a", "a", "b", "b"]
+    assert grpo_advantages(rewards, groups).tolist() == pytest.approx([-SQRT_3_2, 0, SQRT_3_2, 0, 0], abs=1e-5)
+    assert dr_grpo_advantages(rewards, groups).tolist() == [-1.0, 0.0, 1.0, 0.0, 0.0]
+    assert zero_variance_share(rewards, groups) == 0.5
+    # Floats that do not average back exactly still give exact zeros in a constant group.
+    assert group_normalize(torch.tensor([0.1, 0.1, 0.1]), [0, 0, 0]).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_gdpo_normalizes_each_reward_then_whitens() -> None:
+    rewards = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 1.0]])
+    advantages = gdpo_advantages(rewards, ["g", "g", "h", "h"], [1.0, 2.0])
+    # g: col0 -> [1, -1], col1 -> [-1, 1], sum [-1, 1]; h: col0 -> [1, -1], col1 constant -> [1, -1].
+    assert advantages.tolist() == pytest.approx([-1.0, 1.0, 1.0, -1.0], abs=1e-4)
+    with pytest.raises(ConfigError, match="K weights"):
+        gdpo_advantages(rewards, ["g"] * 4, [1.0])
+
+
+def test_multilevel_by_hand_with_unequal_turn_counts() -> None:
+    a = episode([("explore", 1.0), ("execute", 2.0), ("final", 0.2)], [("explore", [0], 1.0), ("execute", [1], 1.0)], 1.0)
+    b = episode([("explore", 0.0), ("final", 0.2)], [("explore", [0], 0.0)], 0.0)
+    config = AdvantageConfig(alpha=1.0, beta=0.5, lam=0.5)
+    per_turn = multilevel_turn_advantages([a, b], ["t", "t"], config)
+    # traj [1, -1]; explore steps [1, -1]; lone execute step and equal final steps 0; explore phases [1, -1].
+    assert per_turn[0] == pytest.approx([2.0, 1.0, 1.0], abs=1e-4)
+    assert per_turn[1] == pytest.approx([-2.0, -1.0], abs=1e-4)
+    pooled = multilevel_turn_advantages([a, b], ["t", "t"], AdvantageConfig(step_pooling="all", phase_pooling="all"))
+    assert pooled[0] != pytest.approx(per_turn[0])
+
+
+def test_trajectory_estimators_broadcast_one_value_per_episode() -> None:
+    a = episode([("explore", 1.0), ("final", 0.0)], [], 1.0)
+    b = episode([("final", 0.0)], [], 0.0)
+    for name in ("grpo", "dr_grpo", "gdpo"):
+        per_turn = turn_advantages([a, b], [0, 0], AdvantageConfig(estimator=name))
+        assert len(per_turn[0]) == 2 and len(per_turn[1]) == 1
+        assert per_turn[0][0] == per_turn[0][1] > 0 > per_turn[1][0]
+
+
+def test_random_groups_with_unequal_turns_stay_finite() -> None:
+    rng = random.Random(0)
+    rewards, groups = [], []
+    for index in range(24):
+        n = rng.randint(0, 6)
+        kinds = [rng.choice(["explore", "execute", "final"]) for _ in range(n)]
+        steps = [(kind, rng.choice([0.0, 0.5, 1.0])) for kind in kinds]
+        phases = [(k, [i], rng.random()) for i, k in enumerate(kinds) if k != "final"]
+        rewards.append(episode(steps, phases, rng.choice([0.0, 1.0])))
+        groups.append(index // 4)
+    per_turn = multilevel_turn_advantages(rewards, groups, AdvantageConfig())
+    rows = [[TokenRow(input_ids=[1] * (1 + len(t)), assistant_mask=[False] + [True] * len(t),
+                      turn_index=[-1] + list(range(len(t))), old_logprobs=[0.0] * (1 + len(t)))]
+            for t in per_turn]
+    batch = collate(rows, pad_token_id=0)
+    tokens = token_advantages(per_turn, turn_index=batch.turn_index, row_episode=batch.row_episode,
+                              mask=batch.assistant_mask, whiten=True)
+    assert torch.isfinite(tokens).all()
+    assert float(tokens[~batch.assistant_mask].abs().sum()) == 0.0
+    assert float(tokens[batch.assistant_mask].mean()) == pytest.approx(0.0, abs=1e-5)
+
+
+def test_token_advantages_broadcast_turns_and_mask_context() -> None:
+    row = TokenRow()
+    row.extend([5, 6])
+    row.extend([7, 8], turn=0, logprobs=[-1.0, -1.0])
+    row.extend([9])
+    row.extend([10], turn=1, logprobs=[-1.0])
+    batch = collate([[row]], pad_token_id=0)
+    values = token_advantages([[0.5, -2.0]], turn_index=batch.turn_index, row_episode=batch.row_episode,
+                              mask=batch.assistant_mask, whiten=False)
+    assert values.tolist() == [[0.0, 0.0, 0.5, 0.5, 0.0, -2.0]]
+    with pytest.raises(ConfigError, match="beyond"):
+        token_advantages([[0.5]], turn_index=batch.turn_index, row_episode=batch.row_episode,
+                         mask=batch.assistant_mask, whiten=False)
+
+
+def test_masked_whiten_of_constant_values_is_zero() -> None:
+    values = torch.tensor([[3.0, 3.0, 7.0]])
+    mask = torch.tensor([[True, True, False]])
+    assert masked_whiten(values, mask).tolist() == [[0.0, 0.0, 0.0]]
+
+
+@pytest.mark.parametrize(
+    ("bad", "field"),
+    [({"estimator": "ppo"}, "estimator"), ({"alpha": -1.0}, "alpha"), ({"step_pooling": "turn"}, "step_pooling"),
+     ({"alpha": 0.0, "beta": 0.0, "lam": 0.0}, "all 0"), ({"eps": 0.0}, "eps")],
+)
+def test_advantage_config_rejects_bad_values(bad: dict, field: str) -> None:
+    with pytest.raises(ConfigError, match=field):
+        AdvantageConfig(**bad)
+
+
+def test_group_normalize_rejects_mismatched_keys() -> None:
+    with pytest.raises(ConfigError, match="one key per value"):
+        group_normalize(torch.zeros(3), [0, 0])

@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM
+
+from paraagent_runtime.errors import ConfigError
+from training.algo import policy_loss, sequence_logprobs
+
+ADV = torch.tensor([[1.0, 2.0, 0.0], [-1.0, 0.0, 0.0]])
+MASK = torch.tensor([[True, True, False], [True, False, False]])
+
+
+@pytest.mark.parametrize(
+    ("aggregation", "expected"),
+    [("token_mean", -2 / 3), ("sequence_mean", (-1.5 + 1.0) / 2), ("constant", -2 / 6)],
+)
+def test_on_policy_loss_is_minus_the_mean_advantage(aggregation: str, expected: float) -> None:
+    logprobs = torch.full((2, 3), -1.0)
+    loss, stats = policy_loss(logprobs, logprobs.clone(), ADV, MASK, aggregation=aggregation)
+    assert float(loss.detach()) == pytest.approx(expected)
+    assert stats.n_tokens == 3 and stats.ratio_mean == pytest.approx(1.0) and stats.clip_fraction == 0.0
+
+
+def test_clipping_caps_the_ratio_and_stops_its_gradient() -> None:
+    old = torch.zeros(1, 2)
+    logprobs = torch.tensor([[math.log(1.5), math.log(1.1)]], requires_grad=True)
+    advantages = torch.ones(1, 2)
+    loss, stats = policy_loss(logprobs, old, advantages, torch.ones(1, 2, dtype=torch.bool))
+    assert float(loss.detach()) == pytest.approx(-(1.2 + 1.1) / 2)
+    assert stats.clip_fraction == 0.5
+    loss.backward()
+    assert logprobs.grad[0, 0] == 0.0 and logprobs.grad[0, 1] == pytest.approx(-1.1 / 2)
+
+
+def test_k3_kl_to_the_reference() -> None:
+    logprobs = torch.zeros(1, 2)
+    ref = torch.tensor([[math.log(2.0), 0.0]])
+    mask = torch.tensor([[True, True]])
+    loss, stats = policy_loss(logprobs, logprobs, torch.zeros(1, 2), mask, ref_logprobs=ref, kl_coef=0.5)
+    k3 = 2.0 - math.log(2.0) - 1.0
+    assert stats.kl == pytest.approx(k3 / 2)
+    assert float(loss.detach()) == pytest.approx(0.5 * k3 / 2)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"advantages": torch.zeros(2, 2)}, "shape"),
+        ({"kl_coef": 0.1}, "ref_logprobs"),
+        ({"clip_low": -0.1}, "clip"),
+        ({"aggregation": "sum"}, "aggregation"),
+    ],
+)
+def test_bad_loss_inputs_raise(kwargs: dict, match: str) -> None:
+    arguments = {"logprobs": torch.zeros(2, 3), "old_logprobs": torch.zeros(2, 3), "advantages": ADV, "mask": MASK}
+    arguments.update(kwargs)
+    with pytest.raises(ConfigError, match=match):
+        policy_loss(**arguments)
+
+
+def _param_grads(model: torch.nn.Module, advantages: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> list[torch.Tensor]:
+    model.zero_grad()
+    logprobs = sequence_logprobs(model(input_ids=ids).logits, ids)
+    logprobs.retain_grad()
+    loss, _ = policy_loss(logprobs, logprobs.detach(), advantages, mask)
+    loss.backward()
+    assert float(logprobs.grad[~mask].abs().sum()) == 0.0
+    assert float(logprobs.grad[mask].abs().sum()) > 0.0
+    return [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+
+def test_tool_response_tokens_get_zero_gradient(tiny_model_dir: Path) -> None:
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    ids = torch.randint(0, 1000, (2, 10), generator=torch.Generator().manual_seed(0))
+    # Assistant tokens at 2-4 and 8-9; 5-7 are a tool response, 0-1 the prompt.
+    mask = torch.zeros(2, 10, dtype=torch.bool)
+    mask[:, 2:5] = True
+    mask[:, 8:] = True
+    advantages = torch.where(mask, 1.0, 0.0)
+    poisoned = torch.where(mask, 1.0, 100.0)
+    clean = _param_grads(model, advantages, ids, mask)
+    dirty = _param_grads(model, poisoned, ids, mask)
+    assert any(float(g.abs().sum()) > 0 for g in clean)
+    for a, b in zip(clean, dirty, strict=True):
+        torch.testing.assert_close(a, b)
+
+
+def test_sequence_logprobs_align_with_next_token() -> None:
+    logits = torch.zeros(1, 3, 4)
+    logits[0, 0, 2] = 10.0
+    ids = torch.tensor([[1, 2, 3]])
+    out = sequence_logprobs(logits, ids)
+    assert out[0, 0] == 0.0 and out[0, 1] > -0.01 and out[0, 2] == pytest.approx(-math.log(4))
