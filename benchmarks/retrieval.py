@@ -75,7 +75,9 @@ def _toucan(root: Path) -> list[ToolSpec]:
                     for p in tool.get("parameters") or []
                     if isinstance(p, dict) and p.get("name") and p["name"] != tool.get("name")
                 }
-            tools.append(_spec(server, tool.get("name", "tool"), tool.get("description", ""), properties))
+            tools.append(
+                _spec(server, tool.get("name", "tool"), tool.get("description", ""), properties)
+            )
     return tools
 
 
@@ -86,10 +88,15 @@ def _openapi(root: Path) -> list[ToolSpec]:
         provider = spec.get("info", {}).get("title") or path.parent.name
         for route, item in (spec.get("paths") or {}).items():
             for method, operation in item.items():
-                if method not in {"get", "put", "post", "delete", "patch"} or not isinstance(operation, dict):
+                if method not in {"get", "put", "post", "delete", "patch"} or not isinstance(
+                    operation, dict
+                ):
                     continue
                 properties = {
-                    p["name"]: {"type": p.get("type", "object"), "description": p.get("description", "")}
+                    p["name"]: {
+                        "type": p.get("type", "object"),
+                        "description": p.get("description", ""),
+                    }
                     for p in operation.get("parameters", [])
                     if isinstance(p, dict) and "name" in p
                 }
@@ -112,7 +119,14 @@ def _seal(root: Path) -> list[ToolSpec]:
                 for key, value in (tool.get("parameters") or {}).items()
                 if isinstance(value, dict)
             }
-            tools.append(_spec(tool.get("field", "seal"), tool["api_name"], tool.get("api_description", ""), properties))
+            tools.append(
+                _spec(
+                    tool.get("field", "seal"),
+                    tool["api_name"],
+                    tool.get("api_description", ""),
+                    properties,
+                )
+            )
     return tools
 
 
@@ -236,8 +250,12 @@ async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> 
     flat = DenseIndex(vectors, exact_threshold=len(vectors) + 1)
     _, exact = flat.search(query_vectors, 10)
     started = time.perf_counter()
-    hnsw = DenseIndex(vectors, exact_threshold=0, hnsw_m=config.hnsw_m,
-                      ef_construction=config.hnsw_ef_construction)
+    hnsw = DenseIndex(
+        vectors,
+        exact_threshold=0,
+        hnsw_m=config.hnsw_m,
+        ef_construction=config.hnsw_ef_construction,
+    )
     results["hnsw_build_s"] = time.perf_counter() - started
     started = time.perf_counter()
     DenseIndex(vectors, exact_threshold=len(vectors) + 1)
@@ -269,7 +287,9 @@ async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> 
     results["latency"] = latency
 
     changed = [
-        ToolSpec(id=f"bench_new/tool_{i}", description=f"benchmark tool {i}: {queries[i % len(queries)]}")
+        ToolSpec(
+            id=f"bench_new/tool_{i}", description=f"benchmark tool {i}: {queries[i % len(queries)]}"
+        )
         for i in range(100)
     ]
     started = time.perf_counter()
@@ -283,26 +303,39 @@ async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> 
 
 
 def _table(results: dict[str, Any]) -> Table:
-    table = Table(title=f"tool retrieval benchmark ({results['pool']} pool, {results['cpus']} CPUs)")
+    table = Table(
+        title=f"tool retrieval benchmark ({results['pool']} pool, {results['cpus']} CPUs)"
+    )
     table.add_column("measure")
     table.add_column("value", justify="right")
     table.add_row("embeddings/s (fresh sample)", f"{results['embeddings_per_s']:.0f}")
     for size, row in results["sizes"].items():
         cached = row["index_build_s_cached"]
         table.add_row(f"{size} tools: index kind", row["index_kind"])
-        table.add_row(f"{size} tools: build from cached embeddings (s)",
-                      f"{cached:.2f}" if cached is not None else "n/a (embedded now)")
-        table.add_row(f"{size} tools: estimated full build (s)", f"{row['estimated_full_build_s']:.0f}")
+        table.add_row(
+            f"{size} tools: build from cached embeddings (s)",
+            f"{cached:.2f}" if cached is not None else "n/a (embedded now)",
+        )
+        table.add_row(
+            f"{size} tools: estimated full build (s)", f"{row['estimated_full_build_s']:.0f}"
+        )
         table.add_row(f"{size} tools: RSS growth (MB)", f"{row['rss_growth_mb']:.0f}")
-    table.add_row("HNSW / flat FAISS build (s)", f"{results['hnsw_build_s']:.2f} / {results['flat_build_s']:.3f}")
+    table.add_row(
+        "HNSW / flat FAISS build (s)",
+        f"{results['hnsw_build_s']:.2f} / {results['flat_build_s']:.3f}",
+    )
     for ef, row in results["hnsw_sweep"].items():
         table.add_row(f"HNSW efSearch={ef}: recall@10 vs exact", f"{row['recall@10']:.4f}")
     for name, row in results["latency"].items():
         if isinstance(row, dict):
-            table.add_row(f"latency {name} @ {results['latency_at']} p50 / p99 (ms)",
-                          f"{row['p50_ms']:.1f} / {row['p99_ms']:.1f}")
+            table.add_row(
+                f"latency {name} @ {results['latency_at']} p50 / p99 (ms)",
+                f"{row['p50_ms']:.1f} / {row['p99_ms']:.1f}",
+            )
     update = results["incremental_update"]
-    table.add_row("update swapping 100 tools (s)", f"{update['seconds']:.2f} ({update['embedded']} embedded)")
+    table.add_row(
+        "update swapping 100 tools (s)", f"{update['seconds']:.2f} ({update['embedded']} embedded)"
+    )
     return table
 
 

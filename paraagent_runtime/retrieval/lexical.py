@@ -30,9 +30,9 @@ class LexicalIndex:
         """BM25 score of every document for ``query`` (zeros when no query term is indexed)."""
         if not self.size:
             return np.zeros(0, dtype=np.float32)
-        tokens = self._bm25s.tokenize(
-            query, stopwords="en", show_progress=False, return_ids=False
-        )[0]
+        tokens = self._bm25s.tokenize(query, stopwords="en", show_progress=False, return_ids=False)[
+            0
+        ]
         tokens = [token for token in tokens if token]
         if not tokens:
             return np.zeros(self.size, dtype=np.float32)

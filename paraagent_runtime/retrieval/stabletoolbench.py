@@ -1,4 +1,4 @@
-"""Reading StableToolBench's solvable queries into tool specs and retrieval queries with gold ids."""
+"""StableToolBench's solvable queries as tool specs plus retrieval queries with gold ids."""
 
 from __future__ import annotations
 
@@ -46,7 +46,9 @@ def _schema(api: dict[str, Any]) -> dict[str, Any]:
         name = str(parameter.get("name", "")).strip()
         if not name:
             continue
-        prop: dict[str, Any] = {"type": _TYPES.get(str(parameter.get("type", "")).upper(), "string")}
+        prop: dict[str, Any] = {
+            "type": _TYPES.get(str(parameter.get("type", "")).upper(), "string")
+        }
         if str(parameter.get("description", "")).strip():
             prop["description"] = str(parameter["description"]).strip()
         properties[name] = prop

@@ -3,7 +3,7 @@
 Layout in the index directory, one pair of files per model::
 
     tool-index-<model hash>.npz    embeddings (float32) and the document hash of each row
-    tool-index-<model hash>.json   manifest: format, model, catalog key, row count, sha256 of the .npz
+    tool-index-<model hash>.json   manifest: format, model, catalog key, rows, sha256 of the .npz
 
 A load verifies the manifest, the checksum and the shapes; anything off is logged and treated as
 absent, so the caller re-embeds instead of serving wrong vectors. Writes go to a temporary file

@@ -20,8 +20,20 @@ _PROVIDERS = {
     "calendar": ("create meeting", "list events", "free busy slots", "reminder", "time zone"),
     "music": ("song lyrics", "artist albums", "playlist tracks", "concert tickets", "music chart"),
     "news": ("top headlines", "news article", "sports scores", "election results", "press release"),
-    "recipes": ("cooking recipe", "nutrition facts", "ingredient substitute", "meal plan", "wine pairing"),
-    "github": ("pull request", "repository issues", "commit history", "code search", "release notes"),
+    "recipes": (
+        "cooking recipe",
+        "nutrition facts",
+        "ingredient substitute",
+        "meal plan",
+        "wine pairing",
+    ),
+    "github": (
+        "pull request",
+        "repository issues",
+        "commit history",
+        "code search",
+        "release notes",
+    ),
 }
 _VERBS = ("get", "search", "list", "update")
 
@@ -36,11 +48,14 @@ def make_catalog() -> list[ToolSpec]:
                 tools.append(
                     ToolSpec(
                         id=f"{provider}/{verb}_{slug}",
-                        description=f"{verb.capitalize()} {topic} data from the {provider} service.",
+                        description=f"{verb.capitalize()} {topic} data from {provider}.",
                         input_schema={
                             "type": "object",
                             "properties": {
-                                "query": {"type": "string", "description": f"which {topic} to {verb}"},
+                                "query": {
+                                    "type": "string",
+                                    "description": f"which {topic} to {verb}",
+                                },
                                 "format": {"type": "string", "enum": ["json", "xml"]},
                             },
                         },

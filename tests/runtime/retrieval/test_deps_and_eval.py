@@ -25,6 +25,14 @@ def test_unknown_export_is_an_attribute_error() -> None:
     assert set(retrieval.__all__) <= set(retrieval._WHERE)
 
 
+def test_default_index_dir_honours_the_environment(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("PARAAGENT_INDEX_DIR", str(tmp_path / "idx"))
+    assert retrieval.default_index_dir() == tmp_path / "idx"
+    monkeypatch.delenv("PARAAGENT_INDEX_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert retrieval.default_index_dir() == tmp_path / "paraagent" / "tool-index"
+
+
 def test_bad_config_is_rejected() -> None:
     with pytest.raises(ConfigError, match="dense_weight"):
         RetrievalConfig(dense_weight=1.5)
@@ -38,7 +46,9 @@ def _api(tool: str, api: str, description: str, parameter: str = "q") -> dict:
         "tool_name": tool,
         "api_name": api,
         "api_description": description,
-        "required_parameters": [{"name": parameter, "type": "STRING", "description": "", "default": ""}],
+        "required_parameters": [
+            {"name": parameter, "type": "STRING", "description": "", "default": ""}
+        ],
         "optional_parameters": [],
         "method": "GET",
     }
@@ -55,13 +65,21 @@ def tiny_bench(tmp_path):
         _api("Lyrics", "Song lyrics", ""),
     ]
     g1 = [
-        {"query": "Will it rain in Paris tomorrow?", "query_id": i, "api_list": apis,
-         "relevant APIs": [["Weather Hub", "Forecast"]]}
+        {
+            "query": "Will it rain in Paris tomorrow?",
+            "query_id": i,
+            "api_list": apis,
+            "relevant APIs": [["Weather Hub", "Forecast"]],
+        }
         for i in range(6)
     ]
     g2 = [
-        {"query": "Convert 100 USD to EUR and show the lyrics of Yesterday", "query_id": 7,
-         "api_list": apis, "relevant APIs": [["FX Rates", "Convert"], ["Lyrics", "Song lyrics"]]}
+        {
+            "query": "Convert 100 USD to EUR and show the lyrics of Yesterday",
+            "query_id": 7,
+            "api_list": apis,
+            "relevant APIs": [["FX Rates", "Convert"], ["Lyrics", "Song lyrics"]],
+        }
     ]
     (folder / "G1_instruction.json").write_text(json.dumps(g1))
     (folder / "G2_instruction.json").write_text(json.dumps(g2))
@@ -71,7 +89,10 @@ def tiny_bench(tmp_path):
 def test_loader_builds_pool_and_gold(tiny_bench) -> None:
     bench = load_stabletoolbench(tiny_bench)
     assert [tool.id for tool in bench.tools] == [
-        "weather_hub/forecast", "weather_hub/alerts", "fx_rates/convert", "lyrics/song_lyrics"
+        "weather_hub/forecast",
+        "weather_hub/alerts",
+        "fx_rates/convert",
+        "lyrics/song_lyrics",
     ]
     assert bench.tools[3].description == "Lyrics: Song lyrics"
     assert bench.tools[0].input_schema["required"] == ["q"]
@@ -81,7 +102,9 @@ def test_loader_builds_pool_and_gold(tiny_bench) -> None:
         load_stabletoolbench(tiny_bench / "nowhere")
 
 
-async def test_evaluation_reports_every_system_group_and_metric(tiny_bench, encoder, tmp_path) -> None:
+async def test_evaluation_reports_every_system_group_and_metric(
+    tiny_bench, encoder, tmp_path
+) -> None:
     search = HybridToolSearch(encoder=encoder, reranker=lambda q, docs: [len(d) for d in docs])
     report = await evaluate_retrieval(tiny_bench, search=search)
     assert report.pool_size == 4 and report.queries == 7

@@ -26,7 +26,9 @@ def test_rrf_rewards_agreement() -> None:
 
 
 def test_score_fusion_min_max_normalizes_each_list() -> None:
-    fused = score_fusion([[("a", 10.0), ("b", 5.0)], [("b", 0.9), ("a", 0.1)]], weights=[0.25, 0.75])
+    fused = score_fusion(
+        [[("a", 10.0), ("b", 5.0)], [("b", 0.9), ("a", 0.1)]], weights=[0.25, 0.75]
+    )
     assert fused[0][0] == "b"
     assert dict(fused)["a"] == pytest.approx(0.25)
     assert dict(fused)["b"] == pytest.approx(0.75)
@@ -48,7 +50,9 @@ def test_metrics_by_hand() -> None:
     assert completeness_at_k(ranked, gold, 3) == 0.0
     assert completeness_at_k(ranked, gold, 4) == 1.0
     ideal = 1 + 1 / math.log2(3)
-    assert ndcg_at_k(ranked, gold, 4) == pytest.approx((1 / math.log2(3) + 1 / math.log2(5)) / ideal)
+    assert ndcg_at_k(ranked, gold, 4) == pytest.approx(
+        (1 / math.log2(3) + 1 / math.log2(5)) / ideal
+    )
     assert ndcg_at_k(["g1"], gold, 1) == 1.0
     assert ndcg_at_k(["g1", "g1"], ["g1"], 2) == 1.0
 

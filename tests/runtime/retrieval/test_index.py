@@ -102,7 +102,9 @@ async def test_incremental_update_embeds_only_changes(index, catalog) -> None:
 
 
 async def test_hnsw_above_threshold_agrees_with_exact(encoder, catalog, index, index_dir) -> None:
-    hnsw = HybridToolSearch(RetrievalConfig(exact_threshold=50, index_dir=index_dir), encoder=encoder)
+    hnsw = HybridToolSearch(
+        RetrievalConfig(exact_threshold=50, index_dir=index_dir), encoder=encoder
+    )
     await hnsw.update(catalog)
     assert hnsw.index_kind == "hnsw"
     for query in ("crypto price", "repository issues", "nutrition facts of an apple"):

@@ -1,4 +1,4 @@
-"""Persistence: embeddings reload by catalog key; corrupt or stale files are detected and rebuilt."""
+"""Persistence: embeddings reload by catalog key; corrupt or stale files are caught and rebuilt."""
 
 from __future__ import annotations
 
@@ -64,7 +64,10 @@ async def test_damaged_index_is_detected_logged_and_rebuilt(
 async def test_stale_index_is_detected_and_only_changes_are_embedded(
     index_dir, encoder, catalog, caplog
 ) -> None:
-    changed = [catalog[0].model_copy(update={"description": "Volcano eruption alerts."}), *catalog[1:]]
+    changed = [
+        catalog[0].model_copy(update={"description": "Volcano eruption alerts."}),
+        *catalog[1:],
+    ]
     with caplog.at_level(logging.INFO):
         search = await _fresh(index_dir, encoder, changed)
     assert "is stale" in caplog.text
