@@ -12,6 +12,7 @@ from rich.console import Console
 
 from paraagent_runtime.errors import ConfigError
 
+from ..serve import serve_command
 from .build import build_catalog, default_sources, load_catalog
 from .stats import catalog_stats, stats_tables
 from .store import catalog_path, save_catalog
@@ -21,6 +22,7 @@ __all__ = ["catalog_app", "parse_source_options", "toolenv_app"]
 toolenv_app = typer.Typer(help="ToolEnv: the simulated tool catalog.", no_args_is_help=True)
 catalog_app = typer.Typer(help="Build the catalog of real tool interfaces.", no_args_is_help=True)
 toolenv_app.add_typer(catalog_app, name="catalog")
+toolenv_app.command("serve")(serve_command)
 
 SourceOption = Annotated[
     list[str] | None,

@@ -67,7 +67,8 @@ class Catalog:
     """An ordered collection of unique tool records plus how it was built.
 
     ``versions`` maps each source name to the fingerprint of the data it was read from;
-    ``fingerprint`` hashes them all (the cache key).
+    ``fingerprint`` hashes them all (the cache key). A catalog read from disk holds
+    :class:`~mcp_servers.toolenv.catalog.store.LazyRecords` (schemas parsed on first use).
     """
 
     records: list[ToolRecord]
@@ -84,6 +85,9 @@ class Catalog:
 
     def get(self, identifier: str) -> ToolRecord | None:
         """The record with tool id ``identifier`` (``<provider>/<name>``), if any."""
+        lookup = getattr(self.records, "get", None)
+        if lookup is not None:
+            return lookup(identifier)
         if self._by_id is None:
             self._by_id = {record.id: record for record in self.records}
         return self._by_id.get(identifier)
@@ -91,4 +95,5 @@ class Catalog:
     @property
     def real_count(self) -> int:
         """How many records are real interfaces (everything but LLM-made ones)."""
-        return sum(1 for record in self.records if record.schema_quality != SYNTHETIC_QUALITY)
+        rows = getattr(self.records, "entries", self.records)
+        return sum(1 for row in rows if row.schema_quality != SYNTHETIC_QUALITY)

@@ -11,6 +11,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_servers.toolenv import ToolEnv, builtin_records
 from mcp_servers.toolenv.server import build_server
+from paraagent_runtime.errors import ConfigError
 
 
 async def test_in_memory_round_trip_with_real_schemas() -> None:
@@ -50,3 +51,71 @@ async def test_stdio_entry_point_serves_the_catalog() -> None:
             {"amount": 10, "from_currency": "USD", "to_currency": "USD"},
         )
         assert result.structured_content["converted_amount"] == 10
+
+
+async def test_tools_list_is_paged_and_the_cursor_is_checked() -> None:
+    server = build_server(ToolEnv.builtin(), page_size=20)
+    async with Client(server) as client:
+        names: list[str] = []
+        cursor: str | None = None
+        pages = 0
+        while True:
+            page = await client.list_tools(cursor=cursor)
+            names.extend(tool.name for tool in page.tools)
+            pages += 1
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        assert pages == 4 and len(page.tools) == len(builtin_records()) - 60
+        assert len(set(names)) == len(builtin_records()) and "weather__get_forecast" in names
+        for bad in ("abc", "-5", "100000"):
+            with pytest.raises(MCPError, match="invalid tools/list cursor"):
+                await client.list_tools(cursor=bad)
+    with pytest.raises(ValueError, match="page_size"):
+        build_server(ToolEnv.builtin(), page_size=0)
+
+
+async def test_gateway_searches_and_calls_any_catalog_tool() -> None:
+    env = ToolEnv.builtin(seed=2)
+    async with Client(build_server(env, gateway=True)) as client:
+        assert [tool.name for tool in (await client.list_tools()).tools] == [
+            "search_tools",
+            "call_tool",
+        ]
+        found = await client.call_tool(
+            "search_tools", {"query": "current weather in a city", "top_k": 3}
+        )
+        cards = found.structured_content["tools"]
+        assert len(cards) == 3 and "weather__get_current_weather" in [
+            card["name"] for card in cards
+        ]
+        called = await client.call_tool(
+            "call_tool", {"name": "weather__get_current_weather", "arguments": {"city": "Rome"}}
+        )
+        assert called.structured_content == await env.simulator.call(
+            "weather", "get_current_weather", {"city": "Rome"}
+        )
+        invalid = await client.call_tool(
+            "call_tool", {"name": "weather__get_current_weather", "arguments": {}}
+        )
+        assert invalid.is_error and "ToolEnvArgumentError" in invalid.content[0].text
+        with pytest.raises(MCPError, match="Unknown tool: nope__x"):
+            await client.call_tool("call_tool", {"name": "nope__x"})
+        with pytest.raises(MCPError, match="gateway serves"):
+            await client.call_tool("weather__get_current_weather", {"city": "Rome"})
+        with pytest.raises(MCPError, match="non-empty query"):
+            await client.call_tool("search_tools", {"query": " "})
+
+
+def test_serve_rejects_bad_options() -> None:
+    from typer.testing import CliRunner
+
+    from mcp_servers.toolenv.catalog.cli import toolenv_app
+    from mcp_servers.toolenv.serve import catalog_records
+
+    runner = CliRunner()
+    assert runner.invoke(toolenv_app, ["serve", "--transport", "carrier-pigeon"]).exit_code == 2
+    assert runner.invoke(toolenv_app, ["serve", "--page-size", "0"]).exit_code == 2
+    with pytest.raises(ConfigError, match="unknown catalog"):
+        catalog_records("half")
+    assert len(catalog_records("builtin")) == len(builtin_records())

@@ -127,3 +127,20 @@ def test_full_catalog_reaches_paper_scale() -> None:
     pypi = stats.by_source["botocore"] + stats.by_source["google"]
     assert pypi > 35_000
     assert catalog.reports["openapi"].skipped["covered_by_botocore"] > 0
+
+
+def test_schemas_are_parsed_lazily_and_bad_ones_raise_typed_errors(tmp_path: Path) -> None:
+    header = b'{"format": "paraagent-toolenv-catalog", "format_version": 2, "count": 2}\n'
+    good = b'{"name": "a", "provider": "p"}\t{"input_schema": {"type": "object"}}\n'
+    bad = b'{"name": "b", "provider": "p"}\t{"input_schema": "nope"\n'
+    path = tmp_path / "lazy.jsonl.gz"
+    path.write_bytes(gzip.compress(header + good + bad))
+    catalog = read_catalog(path)
+    assert len(catalog) == 2 and catalog.real_count == 2
+    assert [entry.id for entry in catalog.records.entries] == ["p/a", "p/b"]
+    assert catalog.get("p/a").input_schema == {"type": "object"} and catalog.get("p/x") is None
+    with pytest.raises(CatalogFileError, match="p/b has invalid schemas"):
+        catalog.get("p/b")
+    path.write_bytes(gzip.compress(header + b'{"name": 1, "provider": "p"}\t{}\n' + good))
+    with pytest.raises(CatalogFileError, match="invalid records"):
+        read_catalog(path)
