@@ -85,6 +85,8 @@ def run(
 def _mount_subcommands() -> None:
     """Attach the commands each area provides (their heavy imports stay inside the commands)."""
     from mcp_servers.toolenv.catalog.cli import toolenv_app
+    from training.cli import train_app
+    from tui.cli import chat_command
 
     from ..mcp.cli import serve_app
     from ..policy.server import serve_model_command
@@ -93,9 +95,13 @@ def _mount_subcommands() -> None:
     app.command("serve-model", help="Serve a local model over an OpenAI-compatible chat-completions API.")(
         serve_model_command
     )
+    app.command("chat", help="Open the Textual chat UI (ToolEnv + the default policy unless told otherwise).")(
+        chat_command
+    )
     app.add_typer(serve_app)
     app.add_typer(eval_app, name="eval", help="Evaluate retrieval and agents.")
     app.add_typer(toolenv_app, name="toolenv")
+    app.add_typer(train_app, name="train")
 
 
 _mount_subcommands()
