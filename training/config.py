@@ -47,14 +47,11 @@ def _read_mapping(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"config file {str(path)!r} does not exist")
     text = path.read_text(encoding="utf-8")
-    try:
-        if path.suffix.lower() in (".yaml", ".yml"):
-            import yaml
+    import yaml
 
-            data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
-    except (ValueError, ImportError) as exc:
+    try:
+        data = yaml.safe_load(text) if path.suffix.lower() in (".yaml", ".yml") else json.loads(text)
+    except (ValueError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: cannot parse the config ({str(exc).splitlines()[0]})") from exc
     if data is None:
         data = {}

@@ -159,7 +159,7 @@ def need_phrase(spec_description: str, *, max_words: int = 8) -> str:
     """A short need derived from a tool description: its first clause, lower-cased."""
     clause = re.split(r"[:;(]|\. ", spec_description.strip(), maxsplit=1)[0].rstrip(".,; ")
     words = clause.split()
-    return " ".join(words[:max_words]).lower()
+    return " ".join(words[:max_words]).lower().rstrip(".,; ")
 
 
 def _query(phrase: str, rng: random.Random) -> str:

@@ -42,6 +42,7 @@ class TokenizedDemos:
     rows: list[dict[str, list[int]]] = field(default_factory=list)
     dropped_long: list[str] = field(default_factory=list)
     truncated: list[str] = field(default_factory=list)
+    no_loss: list[str] = field(default_factory=list)
 
     @property
     def tokens(self) -> int:
@@ -97,4 +98,6 @@ def tokenize_demos(
             out.truncated.append(demo.id)
         if any(mask):
             out.rows.append({"input_ids": ids, "assistant_masks": mask})
+        else:
+            out.no_loss.append(demo.id)
     return out

@@ -171,7 +171,8 @@ def prepare_data(config: SFTRunConfig, policy: TransformersPolicy) -> TokenizedD
     if not data.rows:
         raise ConfigError(
             f"no demo of {config.demos} fits max_length={config.max_length} "
-            f"({len(data.dropped_long)} too long): raise max_length or set drop_long: false"
+            f"({len(data.dropped_long)} too long, {len(data.no_loss)} without assistant tokens after truncation): "
+            "raise max_length or set drop_long: false"
         )
     return data
 

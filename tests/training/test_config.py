@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from paraagent_runtime.errors import ConfigError
+from training.cli import train_app
+from training.config import describe_fields, load_config, save_config
+from training.demos import DemoConfig
+from training.sft import SFTRunConfig
+
+CONFIGS = Path(__file__).resolve().parents[2] / "training" / "configs"
+
+
+@pytest.mark.parametrize("name", ["demos_cpu.yaml", "demos_ci.yaml"])
+def test_shipped_demo_configs_load(name: str) -> None:
+    config = load_config(DemoConfig, CONFIGS / name)
+    assert config.n_tasks > 0 and isinstance(config.output_dir, Path)
+
+
+@pytest.mark.parametrize("name", ["sft_cpu.yaml", "sft_gpu_qwen3_4b.yaml"])
+def test_shipped_sft_configs_load(name: str) -> None:
+    config = load_config(SFTRunConfig, CONFIGS / name)
+    assert config.max_length >= 1024 and config.lora
+
+
+def test_cpu_configs_chain_together() -> None:
+    demos = load_config(DemoConfig, CONFIGS / "demos_cpu.yaml")
+    sft = load_config(SFTRunConfig, CONFIGS / "sft_cpu.yaml")
+    assert sft.demos == demos.output_dir / "demos.jsonl"
+    assert isinstance(demos.families, tuple)
+
+
+def test_overrides_win_and_none_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text('{"n_tasks": 10, "seed": 4}')
+    config = load_config(DemoConfig, path, n_tasks=3, seed=None)
+    assert (config.n_tasks, config.seed) == (3, 4)
+
+
+def test_round_trip_through_yaml(tmp_path: Path) -> None:
+    original = SFTRunConfig(max_steps=7, lora_target_modules=("q_proj",))
+    loaded = load_config(SFTRunConfig, save_config(original, tmp_path / "s.yaml"))
+    assert loaded == original
+
+
+@pytest.mark.parametrize(
+    ("text", "suffix", "message"),
+    [
+        ("n_taks: 3\n", ".yaml", "unknown field.*n_taks.*known fields"),
+        ("[1, 2]", ".json", "must be a mapping"),
+        ("{not json", ".json", "cannot parse"),
+        ("a: [unclosed\n", ".yaml", "cannot parse"),
+        ("n_tasks: -1\n", ".yaml", "n_tasks"),
+    ],
+)
+def test_bad_config_files(tmp_path: Path, text: str, suffix: str, message: str) -> None:
+    path = tmp_path / f"bad{suffix}"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        load_config(DemoConfig, path)
+
+
+def test_missing_config_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(DemoConfig, tmp_path / "nope.yaml")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"max_length": 10}, "max_length"),
+        ({"epochs": 0, "max_steps": -1}, "max_steps"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"learning_rate": 3}, "learning_rate"),
+        ({"lr_scheduler": "wavy"}, "lr_scheduler"),
+        ({"lora_r": 0}, "lora_r"),
+        ({"lora_dropout": 1.0}, "lora_dropout"),
+        ({"dtype": "int8"}, "dtype"),
+        ({"device": "tpu"}, "device"),
+        ({"dtype": "float16", "device": "cpu"}, "float16"),
+        ({"torch_threads": 0}, "torch_threads"),
+        ({"save_steps": 0}, "save_steps"),
+        ({"max_demos": 0}, "max_demos"),
+        ({"warmup": -1}, "warmup"),
+    ],
+)
+def test_sft_config_rejects_bad_values(overrides: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        SFTRunConfig(**overrides)
+
+
+def test_every_field_has_help() -> None:
+    for cls in (DemoConfig, SFTRunConfig):
+        assert all(text for _, _, text in describe_fields(cls))
+
+
+def test_cli_demos_writes_a_dataset(tmp_path: Path) -> None:
+    config = tmp_path / "d.yaml"
+    config.write_text(f"n_tasks: 9\nsearch_top_k: 2\noutput_dir: {tmp_path / 'out'}\n")
+    result = CliRunner().invoke(train_app, ["demos", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    assert "kept" in result.output
+    assert (tmp_path / "out" / "demos.jsonl").is_file() and (tmp_path / "out" / "card.md").is_file()
+
+
+def test_cli_show_fields_and_bad_config(tmp_path: Path) -> None:
+    shown = CliRunner().invoke(train_app, ["sft", "--show-fields"])
+    assert shown.exit_code == 0 and "lora_r" in shown.output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("lora_rank: 8\n")
+    failed = CliRunner().invoke(train_app, ["sft", "--config", str(bad)])
+    assert failed.exit_code == 2
+    assert "lora_rank" in failed.output

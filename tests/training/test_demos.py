@@ -1,0 +1,193 @@
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+import pytest
+
+from mcp_servers.toolenv import ToolEnv, check_answer, generate_tasks
+from paraagent_runtime.actions import META_TOOLS, parse_observations, parse_turn, render_turn
+from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.prompts import system_prompt
+from training.demos import DemoBuild, DemoConfig, Roles, build_demos, demonstrate, dependent_calls, load_demos, run_demos
+from training.demos.filters import assistant_turns
+from training.demos.roles import need_phrase
+
+
+def _tasks_by_id(build: DemoBuild):
+    tasks = generate_tasks(36, seed=3, split="train")
+    return {task.id: task for task in tasks}
+
+
+def test_every_demo_is_grammar_valid_and_parses_back(demo_build: DemoBuild) -> None:
+    assert len(demo_build.demos) >= 12
+    for demo in demo_build.demos:
+        assistant = [m for m in demo.messages if m.role == "assistant"]
+        assert demo.messages[0].role == "system" and demo.messages[1].role == "user"
+        for message in assistant:
+            turn = parse_turn(message.content, strict=True)
+            assert turn.valid, (demo.id, turn.errors)
+            assert render_turn(turn) == message.content
+            assert turn.think
+        assert parse_turn(assistant[-1].content, strict=True).is_final
+        for message in demo.messages:
+            if message.role == "tool":
+                assert parse_observations(message.content)
+
+
+def test_demos_use_the_runtime_system_prompt(demo_build: DemoBuild) -> None:
+    assert demo_build.demos[0].messages[0].content == system_prompt(mode="paraact")
+
+
+def test_answers_pass_the_checker_and_no_batch_has_dependent_calls(demo_build: DemoBuild) -> None:
+    tasks = _tasks_by_id(demo_build)
+    for demo in demo_build.demos:
+        task = tasks[demo.task_id]
+        assert check_answer(task, demo.answer or "").success
+        assert dependent_calls(task, assistant_turns(demo.messages)) == []
+        assert demo.tool_turns <= task.depth + 3
+
+
+def test_execute_turns_batch_a_whole_ready_level(demo_build: DemoBuild) -> None:
+    tasks = _tasks_by_id(demo_build)
+    widest = 0
+    for demo in demo_build.demos:
+        if demo.recovery is not None:
+            continue
+        task = tasks[demo.task_id]
+        widths = [len(t.calls) for t in assistant_turns(demo.messages) if t.phase == "execute"]
+        assert widths == [len(level) for level in task.levels()]
+        widest = max(widest, *widths)
+    assert widest >= 2
+
+
+def test_explore_turns_only_search_and_cards_are_real(demo_build: DemoBuild) -> None:
+    for demo in demo_build.demos:
+        loaded: set[str] = set()
+        messages = demo.messages
+        for index, message in enumerate(messages):
+            if message.role != "assistant":
+                continue
+            turn = parse_turn(message.content, strict=True)
+            if turn.phase == "explore":
+                assert {call.name for call in turn.calls} <= META_TOOLS
+                for block in parse_observations(messages[index + 1].content):
+                    loaded.update(card["name"] for card in block.content)
+            elif turn.phase == "execute":
+                assert {call.name for call in turn.calls} <= loaded
+
+
+def test_groups_are_balanced_and_styles_mixed(demo_build: DemoBuild) -> None:
+    groups = Counter(demo.group for demo in demo_build.demos)
+    assert set(groups) == {"G1", "G2", "G3"}
+    assert max(groups.values()) - min(groups.values()) <= 1
+    assert {demo.style for demo in demo_build.demos} == {"eager", "lazy"}
+    assert any(demo.phase_switches >= 3 for demo in demo_build.demos)
+
+
+def test_recovered_demos_fail_then_recover(demo_build: DemoBuild) -> None:
+    recovered = [demo for demo in demo_build.demos if demo.recovery is not None]
+    assert recovered
+    assert len(recovered) <= 0.2 * len(demo_build.demos) + 1
+    for demo in recovered:
+        observations = [m.content for m in demo.messages if m.role == "tool"]
+        if demo.recovery == "bad_arguments":
+            assert any('"invalid_arguments"' in text for text in observations)
+        turns = assistant_turns(demo.messages)
+        assert turns[-1].is_final
+        assert demo.tool_turns == sum(1 for turn in turns if turn.calls)
+
+
+def test_think_mentions_only_seen_tool_names(demo_build: DemoBuild) -> None:
+    for demo in demo_build.demos:
+        seen = demo.messages[1].content
+        for message in demo.messages[2:]:
+            if message.role == "assistant":
+                think = parse_turn(message.content).think or ""
+                for word in think.replace(",", " ").replace(":", " ").split():
+                    if "__" in word:
+                        assert word.strip(".;()") in seen, (demo.id, word)
+            seen += message.content
+
+
+def test_card_counts_match(demo_build: DemoBuild) -> None:
+    card = json.loads((demo_build.card_path.parent / "card.json").read_text())
+    assert card["kept"]["count"] == len(demo_build.demos)
+    assert card["candidates"] == demo_build.candidates == 36
+    assert card["passed_filters"] + card["rejected"] == 36
+    assert "privileged" in card["provenance"]
+    assert demo_build.card_path.read_text().startswith("# ParaAct cold-start demonstrations")
+    assert len(load_demos(demo_build.demos_path)) == len(demo_build.demos)
+
+
+async def test_demos_are_deterministic(tmp_path) -> None:
+    config = DemoConfig(n_tasks=6, seed=5, recovery_prob=0.5, output_dir=tmp_path)
+    tasks = generate_tasks(6, seed=5)
+    first = await run_demos(tasks, config)
+    second = await run_demos(tasks, config)
+    assert [d.model_dump(exclude={"id"}) for d in first] == [d.model_dump(exclude={"id"}) for d in second]
+
+
+@pytest.mark.parametrize("mode", ["react", "decoupled"])
+async def test_baseline_modes(mode: str, tmp_path) -> None:
+    config = DemoConfig(n_tasks=9, seed=1, mode=mode, recovery_prob=0.0, output_dir=tmp_path)
+    demos = await run_demos(generate_tasks(9, seed=1), config)
+    kept = [demo for demo in demos if demo.success]
+    assert len(kept) == 9
+    for demo in kept:
+        turns = assistant_turns(demo.messages)
+        if mode == "react":
+            assert all(len(turn.calls) <= 1 and "<phase>" not in turn.text for turn in turns)
+        else:
+            phases = [turn.phase for turn in turns if turn.calls]
+            assert phases == sorted(phases, key=lambda phase: phase == "execute")
+
+
+async def test_verifier_refuses_an_answer_the_results_do_not_support() -> None:
+    task = generate_tasks(1, seed=0, families=["city_pair_facts"])[0]
+    wrong = [fact.model_copy(update={"value": 123456.0}) if isinstance(fact.value, float) else fact for fact in task.facts]
+    task = task.model_copy(update={"facts": wrong})
+    env = ToolEnv.builtin()
+    roles = Roles.scripted({spec.id: spec for spec in env.specs()}, lazy_prob=0.0, recovery_prob=0.0)
+    episode, state = await demonstrate(task, env, roles=roles, rng=random.Random(0))
+    assert episode.status == "error"
+    assert "results say" in (episode.error or "")
+    assert state is not None and state.outputs  # the calls ran; only the answer was refused
+
+
+def test_need_phrase_is_the_first_clause() -> None:
+    assert need_phrase("Search hotels in a city for given dates, filtered by stars; sorted.") == "search hotels in a city for given dates"
+    assert need_phrase("Current weather conditions (temperature, sky) in a city.") == "current weather conditions"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("n_tasks", 0, "n_tasks"),
+        ("n_demos", 0, "n_demos"),
+        ("mode", "parallel", "mode"),
+        ("search_top_k", 50, "search_top_k"),
+        ("recovery_prob", 1.5, "recovery_prob"),
+        ("families", ("no_such_family",), "families"),
+        ("max_turns", 1, "max_turns"),
+    ],
+)
+def test_demo_config_rejects_bad_values(field: str, value: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        DemoConfig(**{field: value})
+
+
+async def test_build_demos_with_nothing_passing_raises(tmp_path) -> None:
+    config = DemoConfig(n_tasks=2, turn_slack=0, max_turns=2, families=("trip_briefing",), output_dir=tmp_path)
+    with pytest.raises(ConfigError, match="no demonstration passed"):
+        await build_demos(config)
+
+
+def test_load_demos_names_the_bad_line(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_demos(tmp_path / "missing.jsonl")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('\n{"id": 1}\n')
+    with pytest.raises(ConfigError, match=r"bad.jsonl:2"):
+        load_demos(bad)

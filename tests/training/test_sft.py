@@ -1,0 +1,120 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcp_servers.toolenv import ToolEnv, generate_tasks
+from paraagent_runtime.agent import Agent, AgentConfig
+from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.policy.base import Message, SamplingParams
+from paraagent_runtime.policy.transformers_local import TransformersPolicy
+from paraagent_runtime.toolspace import Toolspace
+from training.demos import DemoBuild
+from training.sft import SFTRunConfig, encode_demo, last_checkpoint, train_sft
+
+pytestmark = [
+    # peft reads transformers' deprecated `is_gradient_checkpointing` while wrapping the model.
+    pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing.*:FutureWarning"),
+]
+
+
+@pytest.fixture(scope="module")
+def policy(tiny_model: Path) -> TransformersPolicy:
+    policy = TransformersPolicy(tiny_model)
+    policy.load()
+    return policy
+
+
+def test_mask_covers_exactly_the_assistant_turns(demo_build: DemoBuild, policy: TransformersPolicy) -> None:
+    tokenizer = policy.tokenizer
+    eos = tokenizer.eos_token_id
+    demo = demo_build.demos[0]
+    ids, mask = encode_demo(demo.messages, policy, [eos])
+    assert ids == policy.encode_messages(demo.messages, add_generation_prompt=False)
+    spans: list[list[int]] = []
+    for index, bit in enumerate(mask):
+        if bit and (index == 0 or not mask[index - 1]):
+            spans.append([])
+        if bit:
+            spans[-1].append(ids[index])
+    assistant = [m.content for m in demo.messages if m.role == "assistant"]
+    assert [tokenizer.decode(span) for span in spans] == [text + tokenizer.eos_token for text in assistant]
+
+
+def test_each_assistant_span_follows_the_serving_prompt(demo_build: DemoBuild, policy: TransformersPolicy) -> None:
+    demo = demo_build.demos[1]
+    ids, mask = encode_demo(demo.messages, policy, [policy.tokenizer.eos_token_id])
+    starts = [i for i in range(len(mask)) if mask[i] and (i == 0 or not mask[i - 1])]
+    prompts = [
+        policy.encode_messages(demo.messages[:index])
+        for index, message in enumerate(demo.messages)
+        if message.role == "assistant"
+    ]
+    assert [len(prompt) for prompt in prompts] == starts
+    assert all(ids[: len(prompt)] == prompt for prompt in prompts)
+
+
+class _Inconsistent:
+    """A chat encoder whose rendering of a conversation does not start with its prompt."""
+
+    def encode_messages(self, messages, *, tools=None, add_generation_prompt=True):
+        return [len(messages), 1 if add_generation_prompt else 0, 7]
+
+
+def test_prefix_inconsistent_template_is_reported() -> None:
+    messages = [Message(role="user", content="hi"), Message(role="assistant", content="<answer>x</answer>")]
+    with pytest.raises(ConfigError, match="prefix-consistent"):
+        encode_demo(messages, _Inconsistent(), [7])
+
+
+def _lora_b_norm(adapter: Path) -> float:
+    from safetensors.torch import load_file
+
+    weights = load_file(str(adapter / "adapter_model.safetensors"))
+    return sum(float(t.abs().sum()) for name, t in weights.items() if "lora_B" in name)
+
+
+@pytest.mark.slow
+async def test_pipeline_demos_sft_adapter_runs_in_the_agent(
+    demo_build: DemoBuild, tiny_model: Path, tmp_path: Path
+) -> None:
+    import asyncio
+
+    config = SFTRunConfig(
+        demos=demo_build.demos_path, model=str(tiny_model), output_dir=tmp_path / "sft", max_length=512,
+        drop_long=False, max_demos=8, max_steps=2, batch_size=2, learning_rate=1e-2, lora_r=4, lora_alpha=8,
+        device="cpu", save_steps=1, logging_steps=1,
+    )  # fmt: skip
+    result = await asyncio.to_thread(train_sft, config)
+    assert result.examples == 8 and result.resumed_from is None
+    # LoRA B matrices start at zero: a non-zero B means the optimizer changed the adapter.
+    assert _lora_b_norm(result.model_dir) > 0
+    assert (result.model_dir / "training_summary.json").is_file()
+    assert last_checkpoint(config.output_dir) is not None
+
+    resumed = await asyncio.to_thread(train_sft, SFTRunConfig(**{**config.__dict__, "max_steps": 3}))
+    assert resumed.resumed_from is not None and resumed.resumed_from.name == "checkpoint-2"
+
+    task = generate_tasks(1, seed=9)[0]
+    env = ToolEnv.builtin().for_task(task)
+    toolspace = Toolspace(env.sources)
+    await toolspace.refresh()
+    policy = TransformersPolicy(tiny_model, adapter=result.model_dir)
+    agent = Agent(policy, toolspace, AgentConfig(max_turns=2, sampling=SamplingParams(max_tokens=8)))
+    episode = await agent.run(task.query, task_id=task.id)
+    assert episode.turns and episode.turns[0].token_ids
+    assert episode.status in ("answered", "max_turns")
+    await policy.aclose()
+
+
+def test_missing_demo_file_is_a_config_error(tiny_model: Path, tmp_path: Path) -> None:
+    config = SFTRunConfig(demos=tmp_path / "none.jsonl", model=str(tiny_model), output_dir=tmp_path, device="cpu")
+    with pytest.raises(ConfigError, match="does not exist"):
+        train_sft(config)
+
+
+def test_too_short_max_length_drops_everything(demo_build: DemoBuild, tiny_model: Path, tmp_path: Path) -> None:
+    config = SFTRunConfig(demos=demo_build.demos_path, model=str(tiny_model), output_dir=tmp_path, max_length=64, device="cpu")
+    with pytest.raises(ConfigError, match="fits max_length=64"):
+        train_sft(config)

@@ -1,0 +1,45 @@
+"""``paraagent train rl``: the typer sub-app mounted by the training CLI."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from paraagent_runtime.errors import ParaAgentError
+from training.config import load_config
+
+from .config import RLConfig
+
+__all__ = ["rl_app"]
+
+rl_app = typer.Typer(help="RL with multi-level advantage decoupling on ToolEnv tasks.", no_args_is_help=False)
+
+
+@rl_app.callback(invoke_without_command=True)
+def rl(
+    config: Annotated[Path | None, typer.Option("--config", help="RLConfig YAML/JSON file.")] = None,
+    model: Annotated[str | None, typer.Option(help="Starting checkpoint directory.")] = None,
+    output_dir: Annotated[Path | None, typer.Option(help="Where metrics, checkpoints and the PNG go.")] = None,
+    steps: Annotated[int | None, typer.Option(help="Optimizer steps in total.")] = None,
+    estimator: Annotated[str | None, typer.Option(help="grpo, dr_grpo, gdpo or multilevel.")] = None,
+) -> None:
+    """Train with RL; options override the config file."""
+    from .trainer import RLTrainer
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        loaded = load_config(RLConfig, config, model=model, output_dir=output_dir, steps=steps)
+        if estimator is not None:
+            loaded.advantage = type(loaded.advantage)(**{**vars(loaded.advantage), "estimator": estimator})
+        history = RLTrainer(loaded).train()
+    except ParaAgentError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from exc
+    last = history[-1] if history else {}
+    typer.echo(
+        f"done: {len(history)} step(s) to step {last.get('step', '-')}; "
+        f"success {last.get('success', float('nan')):.2f}; curves in {loaded.output_dir / 'curves.png'}"
+    )

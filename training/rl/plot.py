@@ -1,0 +1,57 @@
+"""The RL curves as one PNG: rewards per level, success and zero-variance groups, KL and loss."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from paraagent_runtime.errors import ConfigError
+
+__all__ = ["plot_curves"]
+
+_PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("trajectory reward", ("reward/trajectory_mean",)),
+    ("phase reward", ("reward/phase_explore_mean", "reward/phase_execute_mean")),
+    ("step reward", ("reward/step_explore_mean", "reward/step_execute_mean", "reward/step_final_mean")),
+    ("success / zero-variance groups", ("success", "zero_variance_groups")),
+    ("KL to reference", ("kl",)),
+    ("loss", ("loss",)),
+)
+
+
+def plot_curves(metrics_path: str | Path, png_path: str | Path) -> Path:
+    """Draw the metrics JSONL written by the trainer into ``png_path``.
+
+    Raises:
+        ConfigError: the metrics file is missing or holds no step.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = Path(metrics_path)
+    if not path.is_file():
+        raise ConfigError(f"metrics file {str(path)!r} does not exist")
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not rows:
+        raise ConfigError(f"{path}: no step to plot")
+    steps = [row["step"] for row in rows]
+    figure, axes = plt.subplots(2, 3, figsize=(13, 7))
+    for axis, (title, keys) in zip(axes.flat, _PANELS, strict=True):
+        for key in keys:
+            axis.plot(steps, [row.get(key, float("nan")) for row in rows], marker=".", label=key.split("/")[-1])
+        if key.endswith("_mean") and (std := key.replace("_mean", "_std")) in rows[0] and len(keys) == 1:
+            means = [row[key] for row in rows]
+            spread = [row[std] for row in rows]
+            axis.fill_between(steps, [m - s for m, s in zip(means, spread, strict=True)],
+                              [m + s for m, s in zip(means, spread, strict=True)], alpha=0.2)
+        axis.set_title(title)
+        axis.set_xlabel("step")
+        axis.legend(fontsize=7)
+    figure.tight_layout()
+    target = Path(png_path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(target, dpi=100)
+    plt.close(figure)
+    return target

@@ -1,0 +1,327 @@
+"""An explicit GRPO-style trainer over the runtime's own agent loop and the ``training.algo`` functions.
+
+Each step: pick ``tasks_per_step`` ToolEnv tasks; run ``group_size`` rollouts of each with the real
+:class:`~paraagent_runtime.agent.Agent` and a :class:`TransformersPolicy` sharing the trained model
+(each rollout in ``ToolEnv.for_task(task)``, so a group sees one world); score every episode at the
+three reward levels; turn rewards into per-turn advantages; lay the recorded tokens out as rows
+(never re-tokenized); take one clipped policy-gradient step on the assistant tokens.
+
+Why not a TRL ``GRPOTrainer`` subclass: in trl 1.x its ``rollout_func`` hook returns one
+``(prompt_ids, completion_ids)`` pair per rollout and advantages are computed from scalar rewards
+inside ``_generate_and_score_completions``. Our episodes may need several rows (when a chat
+template does not re-render a turn to the sampled ids) and our advantages are per token; both would
+mean overriding that private, experimental method wholesale. The loop here is small and uses the
+same loss (clipped ratio, k3 KL) and the same normalizers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import logging
+import random
+import shutil
+import statistics
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from mcp_servers.toolenv import Task, ToolEnv, generate_tasks, load_tasks
+from paraagent_runtime.agent import Agent, AgentConfig
+from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.policy.base import SamplingParams
+from paraagent_runtime.policy.transformers_local import TransformersPolicy
+from paraagent_runtime.toolspace import Toolspace
+from paraagent_runtime.trajectory import Episode
+from training.algo import (
+    EpisodeRewards,
+    TokenBatch,
+    collate,
+    episode_rows,
+    policy_loss,
+    score_episode,
+    sequence_logprobs,
+    token_advantages,
+    turn_advantages,
+    zero_variance_share,
+)
+from training.config import save_config
+
+from .config import RLConfig
+from .plot import plot_curves
+
+__all__ = ["RLTrainer"]
+
+logger = logging.getLogger(__name__)
+
+CHECKPOINT = "checkpoint"
+METRICS = "metrics.jsonl"
+CURVES = "curves.png"
+
+
+def _mean_std(values: Sequence[float]) -> tuple[float, float]:
+    if not values:
+        return 0.0, 0.0
+    return statistics.fmean(values), statistics.pstdev(values)
+
+
+class RLTrainer:
+    """Trains a causal LM with group-relative RL on ToolEnv tasks.
+
+    Args:
+        config: The run's configuration.
+        tasks: Tasks to train on (default: from ``config.tasks_file`` or generated).
+
+    Raises:
+        ConfigError: no task to train on, or the checkpoint to resume from is unreadable.
+    """
+
+    def __init__(self, config: RLConfig, *, tasks: Sequence[Task] | None = None) -> None:
+        self.config = config
+        if tasks is None:
+            tasks = (
+                load_tasks(config.tasks_file)
+                if config.tasks_file is not None
+                else generate_tasks(config.n_tasks, seed=config.task_seed, split=config.task_split)
+            )
+        self.tasks = list(tasks)
+        if not self.tasks:
+            raise ConfigError("RLTrainer: no tasks to train on")
+        self.output_dir = config.output_dir
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        self.step = 0
+        checkpoint = self.output_dir / CHECKPOINT
+        resuming = config.resume and (checkpoint / "state.json").is_file()
+        start = str(checkpoint) if resuming else config.model
+        torch.manual_seed(config.seed)
+        self.policy = TransformersPolicy(start, device=config.device, model_name="rl-policy")
+        self.policy.load()
+        self.model = self.policy.model
+        self.reference = None
+        if config.kl_coef > 0:
+            self.reference = copy.deepcopy(self.model).eval().requires_grad_(False)
+        self.optimizer = torch.optim.AdamW(
+            self.model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
+        )
+        self.env = ToolEnv.builtin()
+        if resuming:
+            self._load_state(checkpoint)
+        save_config(config, self.output_dir / "config.json")
+
+    # -- rollouts ----------------------------------------------------------------------------
+
+    def _tasks_for(self, step: int) -> list[Task]:
+        first = step * self.config.tasks_per_step
+        return [self.tasks[(first + i) % len(self.tasks)] for i in range(self.config.tasks_per_step)]
+
+    async def _rollout(self, task: Task, seed: int) -> Episode:
+        toolspace = Toolspace(self.env.for_task(task).sources)
+        await toolspace.refresh()
+        agent_config = AgentConfig(
+            max_turns=self.config.max_turns,
+            strict=True,
+            sampling=SamplingParams(
+                max_tokens=self.config.max_new_tokens,
+                temperature=self.config.temperature,
+                top_p=self.config.top_p,
+                seed=seed,
+            ),
+        )
+        try:
+            return await Agent(self.policy, toolspace, agent_config).run(task.query, task_id=task.id)
+        finally:
+            await toolspace.aclose()
+
+    async def _rollouts(self, tasks: Sequence[Task], step: int) -> list[Episode]:
+        jobs = []
+        for index, task in enumerate(tasks):
+            for member in range(self.config.group_size):
+                seed = random.Random(f"{self.config.seed}:{step}:{index}:{member}").randrange(2**31)
+                jobs.append(self._rollout(task, seed))
+        return list(await asyncio.gather(*jobs))
+
+    # -- one step ----------------------------------------------------------------------------
+
+    def train_step(self) -> dict[str, Any]:
+        """Run one step (rollouts, rewards, advantages, update) and return its metrics."""
+        config = self.config
+        started = time.perf_counter()
+        tasks = self._tasks_for(self.step)
+        self.model.eval()
+        episodes = asyncio.run(self._rollouts(tasks, self.step))
+        rollout_s = time.perf_counter() - started
+        groups = [index for index in range(len(tasks)) for _ in range(config.group_size)]
+        group_tasks = [tasks[group] for group in groups]
+        rewards = [
+            score_episode(episode, task, config.reward)
+            for episode, task in zip(episodes, group_tasks, strict=True)
+        ]
+        weights = {
+            "correct": config.reward.traj_correct,
+            "format": config.reward.traj_format,
+            "efficiency": config.reward.traj_efficiency,
+        }
+        per_turn = turn_advantages(rewards, groups, config.advantage, component_weights=weights)
+        rows = [episode_rows(episode) for episode in episodes]
+        if any(rows):
+            batch = collate(rows, pad_token_id=self._pad_id(), max_length=config.max_length)
+            advantages = token_advantages(
+                per_turn,
+                turn_index=batch.turn_index,
+                row_episode=batch.row_episode,
+                mask=batch.assistant_mask,
+                whiten=config.advantage.estimator == "multilevel" and config.advantage.whiten,
+                eps=config.advantage.eps,
+            )
+            update = self._update(batch, advantages)
+        else:
+            logger.warning("step %d: no rollout produced a token; skipping the update", self.step)
+            update = dict.fromkeys(("loss", "kl", "clip_fraction", "ratio_mean", "grad_norm", "train_tokens"), 0.0)
+        self.step += 1
+        generated = sum(len(turn.token_ids or []) for episode in episodes for turn in episode.turns)
+        metrics = self._metrics(rewards, groups, episodes)
+        metrics.update(update)
+        metrics.update(
+            step=self.step,
+            rollout_tokens=generated,
+            rollout_tokens_per_s=generated / rollout_s if rollout_s > 0 else 0.0,
+            step_time_s=time.perf_counter() - started,
+        )
+        return metrics
+
+    def _pad_id(self) -> int:
+        tokenizer = self.policy.tokenizer
+        return int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id)
+
+    def _logprobs(self, model: torch.nn.Module, batch: TokenBatch) -> torch.Tensor:
+        device = self.config.device
+        output = model(
+            input_ids=batch.input_ids.to(device), attention_mask=batch.attention_mask.to(device)
+        )
+        return sequence_logprobs(output.logits, batch.input_ids.to(device))
+
+    def _update(self, batch: TokenBatch, advantages: torch.Tensor) -> dict[str, float]:
+        config = self.config
+        device = config.device
+        self.model.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        total_tokens = max(batch.n_assistant_tokens, 1)
+        rows = batch.input_ids.shape[0]
+        sums = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "ratio_mean": 0.0}
+        for start in range(0, rows, config.micro_batch_rows):
+            index = list(range(start, min(start + config.micro_batch_rows, rows)))
+            micro = batch.select(index)
+            mask = micro.assistant_mask.to(device)
+            n_tokens = int(mask.sum())
+            if n_tokens == 0:
+                continue
+            logprobs = self._logprobs(self.model, micro)
+            reference = None
+            if self.reference is not None:
+                with torch.no_grad():
+                    reference = self._logprobs(self.reference, micro)
+            loss, stats = policy_loss(
+                logprobs,
+                micro.old_logprobs.to(device),
+                advantages[index].to(device),
+                mask,
+                clip_low=config.clip_low,
+                clip_high=config.clip_high,
+                ref_logprobs=reference,
+                kl_coef=config.kl_coef,
+                aggregation=config.aggregation,
+            )
+            share = n_tokens / total_tokens if config.aggregation == "token_mean" else len(index) / rows
+            (loss * share).backward()
+            sums["loss"] += float(loss.detach()) * share
+            for name in ("kl", "clip_fraction", "ratio_mean"):
+                sums[name] += getattr(stats, name) * n_tokens / total_tokens
+        grad_norm = 0.0
+        if config.max_grad_norm > 0:
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.max_grad_norm))
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.model.eval()
+        return {**sums, "grad_norm": grad_norm, "train_tokens": batch.n_assistant_tokens}
+
+    def _metrics(
+        self, rewards: Sequence[EpisodeRewards], groups: Sequence[int], episodes: Sequence[Episode]
+    ) -> dict[str, Any]:
+        trajectory = [r.trajectory for r in rewards]
+        metrics: dict[str, Any] = {}
+        metrics["reward/trajectory_mean"], metrics["reward/trajectory_std"] = _mean_std(trajectory)
+        for kind in ("explore", "execute", "final"):
+            values = [s.value for r in rewards for s in r.steps if s.kind == kind]
+            metrics[f"reward/step_{kind}_mean"], metrics[f"reward/step_{kind}_std"] = _mean_std(values)
+        for kind in ("explore", "execute"):
+            values = [p.value for r in rewards for p in r.phases if p.kind == kind]
+            metrics[f"reward/phase_{kind}_mean"], metrics[f"reward/phase_{kind}_std"] = _mean_std(values)
+        metrics["zero_variance_groups"] = zero_variance_share(
+            torch.tensor(trajectory, dtype=torch.float64), list(groups)
+        )
+        metrics["success"] = statistics.fmean(float(r.success) for r in rewards)
+        metrics["turns_mean"] = statistics.fmean(len(e.turns) for e in episodes)
+        return metrics
+
+    # -- the run -----------------------------------------------------------------------------
+
+    def train(self) -> list[dict[str, Any]]:
+        """Train until ``config.steps``; log, checkpoint and plot as configured.
+
+        Returns:
+            The metrics of the steps run by this call.
+        """
+        history = []
+        metrics_path = self.output_dir / METRICS
+        while self.step < self.config.steps:
+            metrics = self.train_step()
+            history.append(metrics)
+            with metrics_path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(metrics) + "\n")
+            logger.info(
+                "step %d: reward %.3f±%.3f success %.2f zero-var %.2f kl %.4f loss %.4f",
+                self.step,
+                metrics["reward/trajectory_mean"],
+                metrics["reward/trajectory_std"],
+                metrics["success"],
+                metrics["zero_variance_groups"],
+                metrics["kl"],
+                metrics["loss"],
+            )
+            if self.step % self.config.save_every == 0 or self.step == self.config.steps:
+                self.save_checkpoint()
+        if metrics_path.is_file():
+            plot_curves(metrics_path, self.output_dir / CURVES)
+        return history
+
+    def save_checkpoint(self) -> Path:
+        """Write the model, tokenizer, optimizer and step to ``output_dir/checkpoint`` (atomically)."""
+        final = self.output_dir / CHECKPOINT
+        staging = self.output_dir / f"{CHECKPOINT}.tmp"
+        shutil.rmtree(staging, ignore_errors=True)
+        self.model.save_pretrained(staging)
+        self.policy.tokenizer.save_pretrained(staging)
+        torch.save(self.optimizer.state_dict(), staging / "optimizer.pt")
+        state = {"step": self.step, "torch_rng": torch.get_rng_state().tolist()}
+        (staging / "state.json").write_text(json.dumps(state), encoding="utf-8")
+        previous = self.output_dir / f"{CHECKPOINT}.old"
+        shutil.rmtree(previous, ignore_errors=True)
+        if final.exists():
+            final.rename(previous)
+        staging.rename(final)
+        shutil.rmtree(previous, ignore_errors=True)
+        return final
+
+    def _load_state(self, checkpoint: Path) -> None:
+        try:
+            state = json.loads((checkpoint / "state.json").read_text(encoding="utf-8"))
+            self.optimizer.load_state_dict(torch.load(checkpoint / "optimizer.pt"))
+            torch.set_rng_state(torch.tensor(state["torch_rng"], dtype=torch.uint8))
+            self.step = int(state["step"])
+        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+            raise ConfigError(f"cannot resume from {checkpoint}: {exc}") from exc
+        logger.info("resumed from %s at step %d", checkpoint, self.step)
