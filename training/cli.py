@@ -22,8 +22,14 @@ train_app = typer.Typer(
 )
 console = Console()
 
-ConfigOption = Annotated[Path | None, typer.Option("--config", "-c", help="YAML/JSON config file (fields: --show-fields).")]
-ShowFields = Annotated[bool, typer.Option("--show-fields", help="List the config fields with defaults and help, then exit.")]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option("--config", "-c", help="YAML/JSON config file (fields: --show-fields)."),
+]
+ShowFields = Annotated[
+    bool,
+    typer.Option("--show-fields", help="List the config fields with defaults and help, then exit."),
+]
 
 
 def _fields_table(cls: type) -> Table:
@@ -58,10 +64,14 @@ def demos_command(
         console.print(_fields_table(DemoConfig))
         return
     try:
-        demo_config = load_config(DemoConfig, config, output_dir=output_dir, n_tasks=n_tasks, seed=seed)
+        demo_config = load_config(
+            DemoConfig, config, output_dir=output_dir, n_tasks=n_tasks, seed=seed
+        )
         with Progress(console=console) as progress:
             bar = progress.add_task("demonstrating", total=demo_config.n_tasks)
-            build = asyncio.run(build_demos(demo_config, lambda done, total: progress.update(bar, completed=done)))
+            build = asyncio.run(
+                build_demos(demo_config, lambda done, total: progress.update(bar, completed=done))
+            )
     except ParaAgentError as exc:
         raise _fail(exc) from exc
     console.print(
@@ -87,8 +97,81 @@ def sft_command(
         return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
-        sft_config = load_config(SFTRunConfig, config, demos=demos, output_dir=output_dir, max_steps=max_steps)
+        sft_config = load_config(
+            SFTRunConfig, config, demos=demos, output_dir=output_dir, max_steps=max_steps
+        )
         result = train_sft(sft_config, console=console)
     except ParaAgentError as exc:
         raise _fail(exc) from exc
-    console.print(f"saved [bold]{result.model_dir}[/] ({result.examples} sequences): {result.metrics}")
+    console.print(
+        f"saved [bold]{result.model_dir}[/] ({result.examples} sequences): {result.metrics}"
+    )
+
+
+@train_app.command("eval")
+def eval_command(
+    adapter: Annotated[
+        list[Path] | None,
+        typer.Option(help="LoRA adapter directory to compare with the base (repeatable)."),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Base model directory (default: SmolLM2-135M-Instruct).")
+    ] = None,
+    n_tasks: Annotated[int, typer.Option(help="Held-out tasks to run.")] = 6,
+    seed: Annotated[int, typer.Option(help="Task generator seed.")] = 0,
+    split: Annotated[
+        str, typer.Option(help="ToolEnv split (a split not used for demos is held out).")
+    ] = "test",
+    family: Annotated[
+        list[str] | None, typer.Option(help="Restrict to these task families (repeatable).")
+    ] = None,
+    mode: Annotated[str, typer.Option(help="Agent mode: paraact, react or decoupled.")] = "paraact",
+    max_turns: Annotated[int, typer.Option(help="Agent max_turns.")] = 6,
+    max_tokens: Annotated[int, typer.Option(help="Max new tokens per turn.")] = 192,
+    trajectory: Annotated[Path | None, typer.Option(help="JSONL file for the episodes.")] = None,
+    base: Annotated[
+        bool, typer.Option(help="Also evaluate the base model without adapter.")
+    ] = True,
+) -> None:
+    """Evaluate the base model and adapters on held-out ToolEnv tasks with the agent loop."""
+    import contextlib
+
+    from mcp_servers.toolenv import generate_tasks
+    from paraagent_runtime.policy.transformers_local import TransformersPolicy
+    from paraagent_runtime.trajectory import TrajectoryWriter
+
+    from .evaluate import evaluate_policy
+
+    try:
+        tasks = generate_tasks(n_tasks, seed=seed, split=split, families=family)
+        candidates: list[tuple[str, Path | None]] = ([("base", None)] if base else []) + [
+            (str(path), path) for path in adapter or []
+        ]
+        table = Table(
+            "model",
+            "tasks",
+            "success",
+            "answered",
+            "turns",
+            "calls",
+            "calls/execute turn",
+            "format-error turns",
+        )
+        with TrajectoryWriter(trajectory) if trajectory else contextlib.nullcontext() as writer:
+            for label, path in candidates:
+                policy = TransformersPolicy(model, adapter=path)
+                summary, _ = asyncio.run(
+                    evaluate_policy(
+                        policy, tasks, model=label, mode=mode, max_turns=max_turns, max_tokens=max_tokens,
+                        trajectory=writer,
+                        on_row=lambda row: console.print(f"  {row.task_id}: success={row.success} status={row.status} turns={row.turns}"),
+                    )
+                )  # fmt: skip
+                table.add_row(
+                    label, str(summary.tasks), f"{summary.success_rate:.2f}", str(summary.answered),
+                    f"{summary.mean_turns:.2f}", f"{summary.mean_calls:.2f}", f"{summary.calls_per_execute_turn:.2f}",
+                    str(summary.format_error_turns),
+                )  # fmt: skip
+    except ParaAgentError as exc:
+        raise _fail(exc) from exc
+    console.print(table)

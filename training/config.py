@@ -50,13 +50,17 @@ def _read_mapping(path: Path) -> dict[str, Any]:
     import yaml
 
     try:
-        data = yaml.safe_load(text) if path.suffix.lower() in (".yaml", ".yml") else json.loads(text)
+        data = (
+            yaml.safe_load(text) if path.suffix.lower() in (".yaml", ".yml") else json.loads(text)
+        )
     except (ValueError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: cannot parse the config ({str(exc).splitlines()[0]})") from exc
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: the config must be a mapping of field: value, got {type(data).__name__}")
+        raise ConfigError(
+            f"{path}: the config must be a mapping of field: value, got {type(data).__name__}"
+        )
     return data
 
 

@@ -10,7 +10,16 @@ from mcp_servers.toolenv import ToolEnv, check_answer, generate_tasks
 from paraagent_runtime.actions import META_TOOLS, parse_observations, parse_turn, render_turn
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.prompts import system_prompt
-from training.demos import DemoBuild, DemoConfig, Roles, build_demos, demonstrate, dependent_calls, load_demos, run_demos
+from training.demos import (
+    DemoBuild,
+    DemoConfig,
+    Roles,
+    build_demos,
+    demonstrate,
+    dependent_calls,
+    load_demos,
+    run_demos,
+)
 from training.demos.filters import assistant_turns
 from training.demos.roles import need_phrase
 
@@ -126,7 +135,9 @@ async def test_demos_are_deterministic(tmp_path) -> None:
     tasks = generate_tasks(6, seed=5)
     first = await run_demos(tasks, config)
     second = await run_demos(tasks, config)
-    assert [d.model_dump(exclude={"id"}) for d in first] == [d.model_dump(exclude={"id"}) for d in second]
+    assert [d.model_dump(exclude={"id"}) for d in first] == [
+        d.model_dump(exclude={"id"}) for d in second
+    ]
 
 
 @pytest.mark.parametrize("mode", ["react", "decoupled"])
@@ -146,10 +157,15 @@ async def test_baseline_modes(mode: str, tmp_path) -> None:
 
 async def test_verifier_refuses_an_answer_the_results_do_not_support() -> None:
     task = generate_tasks(1, seed=0, families=["city_pair_facts"])[0]
-    wrong = [fact.model_copy(update={"value": 123456.0}) if isinstance(fact.value, float) else fact for fact in task.facts]
+    wrong = [
+        fact.model_copy(update={"value": 123456.0}) if isinstance(fact.value, float) else fact
+        for fact in task.facts
+    ]
     task = task.model_copy(update={"facts": wrong})
     env = ToolEnv.builtin()
-    roles = Roles.scripted({spec.id: spec for spec in env.specs()}, lazy_prob=0.0, recovery_prob=0.0)
+    roles = Roles.scripted(
+        {spec.id: spec for spec in env.specs()}, lazy_prob=0.0, recovery_prob=0.0
+    )
     episode, state = await demonstrate(task, env, roles=roles, rng=random.Random(0))
     assert episode.status == "error"
     assert "results say" in (episode.error or "")
@@ -157,8 +173,14 @@ async def test_verifier_refuses_an_answer_the_results_do_not_support() -> None:
 
 
 def test_need_phrase_is_the_first_clause() -> None:
-    assert need_phrase("Search hotels in a city for given dates, filtered by stars; sorted.") == "search hotels in a city for given dates"
-    assert need_phrase("Current weather conditions (temperature, sky) in a city.") == "current weather conditions"
+    assert (
+        need_phrase("Search hotels in a city for given dates, filtered by stars; sorted.")
+        == "search hotels in a city for given dates"
+    )
+    assert (
+        need_phrase("Current weather conditions (temperature, sky) in a city.")
+        == "current weather conditions"
+    )
 
 
 @pytest.mark.parametrize(
@@ -179,7 +201,9 @@ def test_demo_config_rejects_bad_values(field: str, value: object, message: str)
 
 
 async def test_build_demos_with_nothing_passing_raises(tmp_path) -> None:
-    config = DemoConfig(n_tasks=2, turn_slack=0, max_turns=2, families=("trip_briefing",), output_dir=tmp_path)
+    config = DemoConfig(
+        n_tasks=2, turn_slack=0, max_turns=2, families=("trip_briefing",), output_dir=tmp_path
+    )
     with pytest.raises(ConfigError, match="no demonstration passed"):
         await build_demos(config)
 

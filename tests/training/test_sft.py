@@ -26,7 +26,9 @@ def policy(tiny_model: Path) -> TransformersPolicy:
     return policy
 
 
-def test_mask_covers_exactly_the_assistant_turns(demo_build: DemoBuild, policy: TransformersPolicy) -> None:
+def test_mask_covers_exactly_the_assistant_turns(
+    demo_build: DemoBuild, policy: TransformersPolicy
+) -> None:
     tokenizer = policy.tokenizer
     eos = tokenizer.eos_token_id
     demo = demo_build.demos[0]
@@ -39,10 +41,14 @@ def test_mask_covers_exactly_the_assistant_turns(demo_build: DemoBuild, policy: 
         if bit:
             spans[-1].append(ids[index])
     assistant = [m.content for m in demo.messages if m.role == "assistant"]
-    assert [tokenizer.decode(span) for span in spans] == [text + tokenizer.eos_token for text in assistant]
+    assert [tokenizer.decode(span) for span in spans] == [
+        text + tokenizer.eos_token for text in assistant
+    ]
 
 
-def test_each_assistant_span_follows_the_serving_prompt(demo_build: DemoBuild, policy: TransformersPolicy) -> None:
+def test_each_assistant_span_follows_the_serving_prompt(
+    demo_build: DemoBuild, policy: TransformersPolicy
+) -> None:
     demo = demo_build.demos[1]
     ids, mask = encode_demo(demo.messages, policy, [policy.tokenizer.eos_token_id])
     starts = [i for i in range(len(mask)) if mask[i] and (i == 0 or not mask[i - 1])]
@@ -63,7 +69,10 @@ class _Inconsistent:
 
 
 def test_prefix_inconsistent_template_is_reported() -> None:
-    messages = [Message(role="user", content="hi"), Message(role="assistant", content="<answer>x</answer>")]
+    messages = [
+        Message(role="user", content="hi"),
+        Message(role="assistant", content="<answer>x</answer>"),
+    ]
     with pytest.raises(ConfigError, match="prefix-consistent"):
         encode_demo(messages, _Inconsistent(), [7])
 
@@ -93,7 +102,9 @@ async def test_pipeline_demos_sft_adapter_runs_in_the_agent(
     assert (result.model_dir / "training_summary.json").is_file()
     assert last_checkpoint(config.output_dir) is not None
 
-    resumed = await asyncio.to_thread(train_sft, SFTRunConfig(**{**config.__dict__, "max_steps": 3}))
+    resumed = await asyncio.to_thread(
+        train_sft, SFTRunConfig(**{**config.__dict__, "max_steps": 3})
+    )
     assert resumed.resumed_from is not None and resumed.resumed_from.name == "checkpoint-2"
 
     task = generate_tasks(1, seed=9)[0]
@@ -101,7 +112,9 @@ async def test_pipeline_demos_sft_adapter_runs_in_the_agent(
     toolspace = Toolspace(env.sources)
     await toolspace.refresh()
     policy = TransformersPolicy(tiny_model, adapter=result.model_dir)
-    agent = Agent(policy, toolspace, AgentConfig(max_turns=2, sampling=SamplingParams(max_tokens=8)))
+    agent = Agent(
+        policy, toolspace, AgentConfig(max_turns=2, sampling=SamplingParams(max_tokens=8))
+    )
     episode = await agent.run(task.query, task_id=task.id)
     assert episode.turns and episode.turns[0].token_ids
     assert episode.status in ("answered", "max_turns")
@@ -109,12 +122,22 @@ async def test_pipeline_demos_sft_adapter_runs_in_the_agent(
 
 
 def test_missing_demo_file_is_a_config_error(tiny_model: Path, tmp_path: Path) -> None:
-    config = SFTRunConfig(demos=tmp_path / "none.jsonl", model=str(tiny_model), output_dir=tmp_path, device="cpu")
+    config = SFTRunConfig(
+        demos=tmp_path / "none.jsonl", model=str(tiny_model), output_dir=tmp_path, device="cpu"
+    )
     with pytest.raises(ConfigError, match="does not exist"):
         train_sft(config)
 
 
-def test_too_short_max_length_drops_everything(demo_build: DemoBuild, tiny_model: Path, tmp_path: Path) -> None:
-    config = SFTRunConfig(demos=demo_build.demos_path, model=str(tiny_model), output_dir=tmp_path, max_length=64, device="cpu")
+def test_too_short_max_length_drops_everything(
+    demo_build: DemoBuild, tiny_model: Path, tmp_path: Path
+) -> None:
+    config = SFTRunConfig(
+        demos=demo_build.demos_path,
+        model=str(tiny_model),
+        output_dir=tmp_path,
+        max_length=64,
+        device="cpu",
+    )
     with pytest.raises(ConfigError, match="fits max_length=64"):
         train_sft(config)

@@ -41,7 +41,9 @@ def card_stats(demos: Sequence[Demo]) -> dict[str, Any]:
     chars = []
     for demo in demos:
         chars.append(sum(len(message.content) for message in demo.messages))
-        execute_widths.extend(len(t.calls) for t in assistant_turns(demo.messages) if t.calls and t.phase == "execute")
+        execute_widths.extend(
+            len(t.calls) for t in assistant_turns(demo.messages) if t.calls and t.phase == "execute"
+        )
     return {
         "count": len(demos),
         "by_group": dict(sorted(Counter(d.group for d in demos).items())),

@@ -38,9 +38,12 @@ class DemoConfig:
         None, help="ToolEnv task families to use (default: all)."
     )
     mode: str = option(
-        "paraact", help="Demo style: paraact (phases, parallel calls), react (one call per turn) or decoupled."
+        "paraact",
+        help="Demo style: paraact (phases, parallel calls), react (one call per turn) or decoupled.",
     )
-    search_top_k: int = option(3, help="top_k of the explorer's search_tools calls (small keeps prompts compact).")
+    search_top_k: int = option(
+        3, help="top_k of the explorer's search_tools calls (small keeps prompts compact)."
+    )
     lazy_explore_prob: float = option(
         0.35,
         help="Share of episodes that explore just in time (search before each DAG level) instead of "
@@ -54,12 +57,23 @@ class DemoConfig:
     max_recovered_share: float = option(
         0.2, help="Upper bound on the share of recovered-failure demos in the balanced set."
     )
-    failure_rate: float = option(0.0, help="ToolEnv injected transient failure rate per call attempt.")
-    turn_slack: int = option(3, help="Filter: tool turns must be <= gold depth + turn_slack (react: gold calls + tools + slack).")
-    max_irrelevant_calls: int = option(1, help="Filter: at most this many calls of tools outside the gold DAG.")
+    failure_rate: float = option(
+        0.0, help="ToolEnv injected transient failure rate per call attempt."
+    )
+    turn_slack: int = option(
+        3,
+        help="Filter: tool turns must be <= gold depth + turn_slack (react: gold calls + tools + slack).",
+    )
+    max_irrelevant_calls: int = option(
+        1, help="Filter: at most this many calls of tools outside the gold DAG."
+    )
     max_turns: int = option(14, help="Agent max_turns for a demonstration episode.")
-    balance_groups: bool = option(True, help="Keep equally many G1, G2 and G3 demos (as far as available).")
-    output_dir: Path = option(Path("runs/demos"), help="Where demos.jsonl, rejected.jsonl and the dataset card go.")
+    balance_groups: bool = option(
+        True, help="Keep equally many G1, G2 and G3 demos (as far as available)."
+    )
+    output_dir: Path = option(
+        Path("runs/demos"), help="Where demos.jsonl, rejected.jsonl and the dataset card go."
+    )
 
     def __post_init__(self) -> None:
         if self.n_tasks < 1:
@@ -67,15 +81,21 @@ class DemoConfig:
         if self.n_demos is not None and self.n_demos < 1:
             raise ConfigError(f"n_demos: must be >= 1 or null (keep all), got {self.n_demos}")
         if self.mode not in _MODES:
-            raise ConfigError(f"mode: unknown demo mode {self.mode!r}; use one of {', '.join(_MODES)}")
+            raise ConfigError(
+                f"mode: unknown demo mode {self.mode!r}; use one of {', '.join(_MODES)}"
+            )
         if not 1 <= self.search_top_k <= 20:
-            raise ConfigError(f"search_top_k: must be within 1..20 (search_tools' limit), got {self.search_top_k}")
+            raise ConfigError(
+                f"search_top_k: must be within 1..20 (search_tools' limit), got {self.search_top_k}"
+            )
         for name in ("lazy_explore_prob", "recovery_prob", "max_recovered_share", "failure_rate"):
             _check_fraction(name, getattr(self, name))
         if self.turn_slack < 0 or self.max_irrelevant_calls < 0:
             raise ConfigError("turn_slack and max_irrelevant_calls must be >= 0")
         if self.max_turns < 2:
-            raise ConfigError(f"max_turns: a demo needs at least 2 turns (a call and an answer), got {self.max_turns}")
+            raise ConfigError(
+                f"max_turns: a demo needs at least 2 turns (a call and an answer), got {self.max_turns}"
+            )
         if self.families is not None:
             from mcp_servers.toolenv.tasks import FAMILIES
 

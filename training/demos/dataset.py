@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import random
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,9 @@ class Demo(BaseModel):
     family: str
     group: str
     mode: str
-    style: str = Field(description="eager (explore everything first) or lazy (explore before each level).")
+    style: str = Field(
+        description="eager (explore everything first) or lazy (explore before each level)."
+    )
     recovery: str | None = Field(default=None, description="The recovered mistake, if any.")
     messages: list[Message]
     answer: str | None = None
@@ -66,18 +68,32 @@ def _phase_switches(phases: list[str]) -> int:
     return sum(1 for before, after in zip(phases, phases[1:], strict=False) if before != after)
 
 
-async def run_demos(tasks: Iterable[Task], config: DemoConfig, progress: Progress | None = None) -> list[Demo]:
+async def run_demos(
+    tasks: Iterable[Task], config: DemoConfig, progress: Progress | None = None
+) -> list[Demo]:
     """Demonstrate every task and attach the filter verdict (``rejected`` empty = kept)."""
     tasks = list(tasks)
     env = ToolEnv.builtin(seed=config.seed, failure_rate=config.failure_rate)
     specs = {spec.id: spec for spec in env.specs()}
-    roles = Roles.scripted(specs, lazy_prob=config.lazy_explore_prob, recovery_prob=config.recovery_prob)
-    limits = FilterLimits(turn_slack=config.turn_slack, max_irrelevant_calls=config.max_irrelevant_calls, mode=config.mode)
+    roles = Roles.scripted(
+        specs, lazy_prob=config.lazy_explore_prob, recovery_prob=config.recovery_prob
+    )
+    limits = FilterLimits(
+        turn_slack=config.turn_slack,
+        max_irrelevant_calls=config.max_irrelevant_calls,
+        mode=config.mode,
+    )
     demos = []
     for index, task in enumerate(tasks):
         rng = random.Random(f"demo:{config.seed}:{config.mode}:{task.id}")
         episode, state = await demonstrate(
-            task, env, roles=roles, rng=rng, mode=config.mode, top_k=config.search_top_k, max_turns=config.max_turns
+            task,
+            env,
+            roles=roles,
+            rng=rng,
+            mode=config.mode,
+            top_k=config.search_top_k,
+            max_turns=config.max_turns,
         )
         turns = assistant_turns(episode.messages)
         verdict = filter_trajectory(task, episode.messages, episode.answer, limits)
@@ -86,7 +102,11 @@ async def run_demos(tasks: Iterable[Task], config: DemoConfig, progress: Progres
         if state is not None and state.flags:
             verdict.reasons.append("verifier_flags")
         plan = state.plan if state is not None else None
-        recovered = plan.recovery if plan is not None and state is not None and state.recovery_used else None
+        recovered = (
+            plan.recovery
+            if plan is not None and state is not None and state.recovery_used
+            else None
+        )
         demos.append(
             Demo(
                 id=f"{config.mode}-{task.id}",
@@ -94,7 +114,9 @@ async def run_demos(tasks: Iterable[Task], config: DemoConfig, progress: Progres
                 family=task.family,
                 group=task.group,
                 mode=config.mode,
-                style="lazy" if plan is not None and plan.lazy and config.mode == "paraact" else "eager",
+                style="lazy"
+                if plan is not None and plan.lazy and config.mode == "paraact"
+                else "eager",
                 recovery=recovered,
                 messages=episode.messages,
                 answer=episode.answer,
@@ -103,9 +125,12 @@ async def run_demos(tasks: Iterable[Task], config: DemoConfig, progress: Progres
                 gold_calls=len(task.calls),
                 tool_turns=sum(1 for turn in turns if turn.calls),
                 calls=sum(len(turn.calls) for turn in turns),
-                phase_switches=_phase_switches([turn.phase for turn in turns if turn.calls and turn.phase]),
+                phase_switches=_phase_switches(
+                    [turn.phase for turn in turns if turn.calls and turn.phase]
+                ),
                 roles=state.roles if state is not None else [],
-                flags=(state.flags if state is not None else []) + ([episode.error] if episode.error else []),
+                flags=(state.flags if state is not None else [])
+                + ([episode.error] if episode.error else []),
                 rejected=verdict.reasons,
             )
         )
@@ -114,7 +139,14 @@ async def run_demos(tasks: Iterable[Task], config: DemoConfig, progress: Progres
     return demos
 
 
-def balance(demos: list[Demo], *, n: int | None, max_recovered_share: float, seed: int, by_group: bool = True) -> list[Demo]:
+def balance(
+    demos: list[Demo],
+    *,
+    n: int | None,
+    max_recovered_share: float,
+    seed: int,
+    by_group: bool = True,
+) -> list[Demo]:
     """Pick a balanced subset: equal groups, styles interleaved, recovered demos capped.
 
     Within each group the demos are dealt round-robin over (style, phase switches, recovery)
@@ -124,8 +156,15 @@ def balance(demos: list[Demo], *, n: int | None, max_recovered_share: float, see
     groups: dict[str, list[Demo]] = defaultdict(list)
     for demo in demos:
         groups[demo.group if by_group else "all"].append(demo)
-    total = n if n is not None else (min(len(g) for g in groups.values()) * len(groups) if by_group else len(demos))
-    quota = {name: total // len(groups) + (1 if i < total % len(groups) else 0) for i, name in enumerate(sorted(groups))}
+    total = (
+        n
+        if n is not None
+        else (min(len(g) for g in groups.values()) * len(groups) if by_group else len(demos))
+    )
+    quota = {
+        name: total // len(groups) + (1 if i < total % len(groups) else 0)
+        for i, name in enumerate(sorted(groups))
+    }
     recovered_cap = int(max_recovered_share * total)
     chosen: list[Demo] = []
     leftovers: list[Demo] = []
@@ -133,7 +172,9 @@ def balance(demos: list[Demo], *, n: int | None, max_recovered_share: float, see
     for name in sorted(groups):
         buckets: dict[tuple[Any, ...], list[Demo]] = defaultdict(list)
         for demo in sorted(groups[name], key=lambda d: d.id):
-            buckets[(demo.style, min(demo.phase_switches, 3), demo.recovery is not None)].append(demo)
+            buckets[(demo.style, min(demo.phase_switches, 3), demo.recovery is not None)].append(
+                demo
+            )
         for bucket in buckets.values():
             rng.shuffle(bucket)
         order = sorted(buckets)
@@ -148,7 +189,9 @@ def balance(demos: list[Demo], *, n: int | None, max_recovered_share: float, see
                 recovered += demo.recovery is not None
                 chosen.append(demo)
                 taken += 1
-        leftovers.extend(demo for bucket in buckets.values() for demo in bucket if demo.recovery is None)
+        leftovers.extend(
+            demo for bucket in buckets.values() for demo in bucket if demo.recovery is None
+        )
     if len(chosen) < total:
         rng.shuffle(leftovers)
         chosen.extend(leftovers[: total - len(chosen)])
@@ -161,7 +204,9 @@ async def build_demos(config: DemoConfig, progress: Progress | None = None) -> D
     Writes ``demos.jsonl`` (kept demos), ``rejected.jsonl``, ``card.json``, ``card.md`` and
     ``config.json`` into ``config.output_dir``.
     """
-    tasks = generate_tasks(config.n_tasks, seed=config.seed, split=config.split, families=config.families)
+    tasks = generate_tasks(
+        config.n_tasks, seed=config.seed, split=config.split, families=config.families
+    )
     demos = await run_demos(tasks, config, progress)
     passed = [demo for demo in demos if demo.success]
     rejected = [demo for demo in demos if not demo.success]
@@ -176,9 +221,19 @@ async def build_demos(config: DemoConfig, progress: Progress | None = None) -> D
     demos_path = out / "demos.jsonl"
     _write_jsonl(demos_path, kept)
     _write_jsonl(out / "rejected.jsonl", rejected)
-    (out / "config.json").write_text(json.dumps(config_to_dict(config), indent=2) + "\n", encoding="utf-8")
-    card_path = write_card(out, config, kept=kept, passed=passed, rejected=rejected, candidates=len(demos))
-    return DemoBuild(demos=kept, rejected=rejected, candidates=len(demos), demos_path=demos_path, card_path=card_path)
+    (out / "config.json").write_text(
+        json.dumps(config_to_dict(config), indent=2) + "\n", encoding="utf-8"
+    )
+    card_path = write_card(
+        out, config, kept=kept, passed=passed, rejected=rejected, candidates=len(demos)
+    )
+    return DemoBuild(
+        demos=kept,
+        rejected=rejected,
+        candidates=len(demos),
+        demos_path=demos_path,
+        card_path=card_path,
+    )
 
 
 def _write_jsonl(path: Path, demos: Iterable[Demo]) -> None:
@@ -195,7 +250,9 @@ def load_demos(path: str | Path) -> list[Demo]:
     """
     file = Path(path)
     if not file.is_file():
-        raise ConfigError(f"demo file {str(file)!r} does not exist (run `paraagent train demos` first)")
+        raise ConfigError(
+            f"demo file {str(file)!r} does not exist (run `paraagent train demos` first)"
+        )
     demos = []
     for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -203,5 +260,7 @@ def load_demos(path: str | Path) -> list[Demo]:
         try:
             demos.append(Demo.model_validate_json(line))
         except ValidationError as exc:
-            raise ConfigError(f"{file}:{number}: not a demo record ({str(exc).splitlines()[0]})") from exc
+            raise ConfigError(
+                f"{file}:{number}: not a demo record ({str(exc).splitlines()[0]})"
+            ) from exc
     return demos

@@ -50,7 +50,9 @@ class Roles:
     verifier: Verifier
 
     @classmethod
-    def scripted(cls, specs: dict[str, ToolSpec], *, lazy_prob: float, recovery_prob: float) -> Roles:
+    def scripted(
+        cls, specs: dict[str, ToolSpec], *, lazy_prob: float, recovery_prob: float
+    ) -> Roles:
         """The privileged scripted roles."""
         return cls(
             planner=ScriptedPlanner(specs, lazy_prob=lazy_prob, recovery_prob=recovery_prob),
@@ -104,7 +106,12 @@ class DemonstratorPolicy(Policy):
         if self.state is None:
             plan = await self.roles.planner.plan(self.task, self.rng)
             self.state = DemoState(
-                task=self.task, plan=plan, specs=self.specs, rng=self.rng, mode=self.mode, top_k=self.top_k
+                task=self.task,
+                plan=plan,
+                specs=self.specs,
+                rng=self.rng,
+                mode=self.mode,
+                top_k=self.top_k,
             )
         state = self.state
         if messages and messages[-1].role == "tool":
@@ -122,13 +129,22 @@ class DemonstratorPolicy(Policy):
 
 
 def _turn(action: RoleAction, mode: str) -> Turn:
-    calls = [ToolCall(id=f"c{i}", name=call.name, arguments=call.arguments) for i, call in enumerate(action.calls)]
+    calls = [
+        ToolCall(id=f"c{i}", name=call.name, arguments=call.arguments)
+        for i, call in enumerate(action.calls)
+    ]
     phase = None if mode == "react" or action.answer is not None else action.phase
-    return Turn(think=action.think, phase=phase, calls=calls, answer=action.answer if not calls else None)
+    return Turn(
+        think=action.think, phase=phase, calls=calls, answer=action.answer if not calls else None
+    )
 
 
 def _error_of(content: Any) -> str | None:
-    if isinstance(content, dict) and set(content) == {"error"} and isinstance(content["error"], dict):
+    if (
+        isinstance(content, dict)
+        and set(content) == {"error"}
+        and isinstance(content["error"], dict)
+    ):
         error = content["error"]
         message = str(error.get("message", "")).rsplit(": ", 1)[-1]
         return f"{error.get('type')}: {message[:80]}"
@@ -143,7 +159,9 @@ def _ingest(state: DemoState, observation: str) -> None:
     for call, block in zip(state.pending, blocks, strict=True):
         error = _error_of(block.content)
         if call.kind == "search" and error is None:
-            state.loaded.update(card["name"] for card in block.content if isinstance(card, dict) and "name" in card)
+            state.loaded.update(
+                card["name"] for card in block.content if isinstance(card, dict) and "name" in card
+            )
         elif call.kind == "inspect" and error is None:
             state.loaded.add(block.content.get("name", call.arguments.get("name", "")))
         elif call.kind == "wrong" and call.node is not None:

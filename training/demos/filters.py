@@ -92,7 +92,12 @@ def dependent_calls(task: Task, turns: Sequence[Turn]) -> list[str]:
 def irrelevant_calls(task: Task, turns: Sequence[Turn]) -> int:
     """Calls of tools outside the gold DAG (meta-tools excluded)."""
     gold = {model_facing_name(tool) for tool in task.tools}
-    return sum(1 for turn in turns for call in turn.calls if call.name not in META_TOOLS and call.name not in gold)
+    return sum(
+        1
+        for turn in turns
+        for call in turn.calls
+        if call.name not in META_TOOLS and call.name not in gold
+    )
 
 
 def tool_turn_limit(task: Task, limits: FilterLimits) -> int:

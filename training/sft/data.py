@@ -55,7 +55,9 @@ class TokenizedDemos:
         return sum(sum(row["assistant_masks"]) for row in self.rows)
 
 
-def encode_demo(messages: Sequence[Message], encoder: ChatEncoder, eos_ids: Sequence[int]) -> tuple[list[int], list[int]]:
+def encode_demo(
+    messages: Sequence[Message], encoder: ChatEncoder, eos_ids: Sequence[int]
+) -> tuple[list[int], list[int]]:
     """``(input_ids, assistant_mask)`` of one conversation.
 
     Raises:
@@ -84,7 +86,12 @@ def encode_demo(messages: Sequence[Message], encoder: ChatEncoder, eos_ids: Sequ
 
 
 def tokenize_demos(
-    demos: Sequence[Demo], encoder: ChatEncoder, *, eos_ids: Sequence[int], max_length: int, drop_long: bool = True
+    demos: Sequence[Demo],
+    encoder: ChatEncoder,
+    *,
+    eos_ids: Sequence[int],
+    max_length: int,
+    drop_long: bool = True,
 ) -> TokenizedDemos:
     """Tokenize demos; longer than ``max_length`` ones are dropped or truncated (keeping the start)."""
     out = TokenizedDemos()

