@@ -25,14 +25,26 @@ from textual.widgets import Footer, Header, Input
 
 from paraagent_runtime.agent import Agent, AgentConfig
 from paraagent_runtime.errors import ParaAgentError, UserError
-from paraagent_runtime.events import ErrorEvent, PhaseEvent, TurnFinished
+from paraagent_runtime.events import (
+    CallFinished,
+    EpisodeFinished,
+    ErrorEvent,
+    PhaseEvent,
+    TurnFinished,
+)
 from paraagent_runtime.mcp.source import ElicitationRequest, ElicitationResponse, MCPToolSource
 from paraagent_runtime.policy.base import Policy
 from paraagent_runtime.tools import ToolCall, ToolSpec
 from paraagent_runtime.toolspace import Toolspace
 from paraagent_runtime.trajectory import Episode
 
-from .approval import ApprovalDecision, ApprovalGate, ApprovalRequest, ApprovalRules, install_approvals
+from .approval import (
+    ApprovalDecision,
+    ApprovalGate,
+    ApprovalRequest,
+    ApprovalRules,
+    install_approvals,
+)
 from .commands import SLASH_COMMANDS, help_markdown, parse_slash
 from .history import ChatHistory, default_history_dir
 from .widgets import (
@@ -77,6 +89,7 @@ class ChatApp(App[None]):
         resume: reopen the latest conversation on start.
         policy_factory: builds a policy for ``/model NAME``; without it models cannot be switched.
         dark: start with the dark theme (Ctrl+T toggles).
+        show_timings: show measured latencies (turn them off for reproducible screenshots).
     """
 
     CSS_PATH = "app.tcss"
@@ -101,8 +114,10 @@ class ChatApp(App[None]):
         resume: bool = False,
         policy_factory: PolicyFactory | None = None,
         dark: bool = True,
+        show_timings: bool = True,
     ) -> None:
         super().__init__()
+        self.show_timings = show_timings
         self.policy = policy
         self.toolspace = toolspace
         self.agent_config = agent_config or AgentConfig()
@@ -119,6 +134,7 @@ class ChatApp(App[None]):
         self.theme = _DARK if dark else _LIGHT
 
     def compose(self) -> ComposeResult:
+        """Sidebar, conversation, timeline and prompt."""
         yield Header()
         with Horizontal(id="body"):
             yield Sidebar(id="sidebar")
@@ -139,6 +155,7 @@ class ChatApp(App[None]):
         return self.query_one(Timeline)
 
     def on_mount(self) -> None:
+        """Show the session, then load the tools in a worker."""
         self.sub_title = _model_name(self.policy)
         self._show_session()
         self._show_sources(loading=True)
@@ -146,6 +163,7 @@ class ChatApp(App[None]):
         self.prepare()
 
     async def on_unmount(self) -> None:
+        """Close the history file, the policy and the toolspace."""
         self.history.close()
         await asyncio.gather(self.policy.aclose(), self.toolspace.aclose(), return_exceptions=True)
 
@@ -200,7 +218,9 @@ class ChatApp(App[None]):
         return dataclasses.replace(self.agent_config, system_prompt_extra=extra)
 
     def _destructive_names(self) -> frozenset[str]:
-        return frozenset(name for name, spec in self.toolspace.tools.items() if spec.annotations.destructive)
+        return frozenset(
+            name for name, spec in self.toolspace.tools.items() if spec.annotations.destructive
+        )
 
     def _specs_of(self, calls: Iterable[ToolCall]) -> list[tuple[ToolSpec, dict[str, Any]]]:
         return [(spec, call.arguments) for call in calls if (spec := self.toolspace.get(call.name))]
@@ -225,7 +245,12 @@ class ChatApp(App[None]):
                 elif isinstance(event, TurnFinished):
                     self.gate.forget_pending()
 
-            agent = Agent(self.policy, self.toolspace, self._config_for_next(), trajectory=self.history.writer())
+            agent = Agent(
+                self.policy,
+                self.toolspace,
+                self._config_for_next(),
+                trajectory=self.history.writer(),
+            )
             try:
                 episode = await agent.run(task, on_event=on_event)
             except asyncio.CancelledError:
@@ -251,10 +276,13 @@ class ChatApp(App[None]):
             self.running = False
             self.timeline.stop(state)
             self._show_sources()
+            self._show_session()
 
     def on_episode_view_agent_update(self, message: EpisodeView.AgentUpdate) -> None:
         """Feed the timeline; show agent errors as notices."""
         self.timeline.apply(message.event)
+        if isinstance(message.event, CallFinished | EpisodeFinished):
+            self._show_session()
         if isinstance(message.event, ErrorEvent):
             severity = "error" if message.event.fatal else "warning"
             self.notify(message.event.message, severity=severity, markup=False)
@@ -304,7 +332,13 @@ class ChatApp(App[None]):
             elif loading:
                 rows.append(SourceRow(name, 0, "loading"))
             elif isinstance(inner, MCPToolSource):
-                rows.append(SourceRow(name, counts.get(name, 0), "connected" if inner.connected else "disconnected"))
+                rows.append(
+                    SourceRow(
+                        name,
+                        counts.get(name, 0),
+                        "connected" if inner.connected else "disconnected",
+                    )
+                )
             else:
                 rows.append(SourceRow(name, counts.get(name, 0), "ready"))
         return rows
@@ -313,7 +347,13 @@ class ChatApp(App[None]):
         self.query_one(Sidebar).show_sources(self.source_rows(loading=loading))
 
     def _show_session(self) -> None:
-        self.query_one(Sidebar).show_session(model=_model_name(self.policy), mode=self.agent_config.mode)
+        timeline = self.timeline
+        self.query_one(Sidebar).show_session(
+            model=_model_name(self.policy),
+            mode=self.agent_config.mode,
+            tasks=timeline.tasks,
+            calls=timeline.session_calls,
+        )
 
     # --- slash commands -------------------------------------------------------------------------
 
@@ -360,7 +400,10 @@ class ChatApp(App[None]):
         for spec in self.toolspace.tools.values():
             by_source.setdefault(spec.source, []).append(spec.tool)
         lines = [f"**{len(self.toolspace.tools)} tools**", ""]
-        lines += [f"- **{source}** ({len(tools)}): {', '.join(tools)}" for source, tools in by_source.items()]
+        lines += [
+            f"- **{source}** ({len(tools)}): {', '.join(tools)}"
+            for source, tools in by_source.items()
+        ]
         await self.conversation.add_note("\n".join(lines))
 
     async def _command_servers(self, argument: str) -> None:
@@ -374,7 +417,9 @@ class ChatApp(App[None]):
 
     async def _command_mode(self, argument: str) -> None:
         if not argument:
-            await self.conversation.add_note(f"mode: **{self.agent_config.mode}** (paraact, react or decoupled)")
+            await self.conversation.add_note(
+                f"mode: **{self.agent_config.mode}** (paraact, react or decoupled)"
+            )
             return
         if argument not in _MODES:
             raise UserError(f"unknown mode {argument!r}: use paraact, react or decoupled")
@@ -387,7 +432,9 @@ class ChatApp(App[None]):
             await self.conversation.add_note(f"model: **{_model_name(self.policy)}**")
             return
         if self.policy_factory is None:
-            raise UserError("this session cannot switch models (start it with `paraagent chat --model NAME`)")
+            raise UserError(
+                "this session cannot switch models (start it with `paraagent chat --model NAME`)"
+            )
         if self.running:
             raise UserError("a task is running: cancel it (Esc) before switching models")
         policy = await asyncio.to_thread(self.policy_factory, argument)
@@ -409,7 +456,9 @@ class ChatApp(App[None]):
         if not argument:
             if self.history.current is None:
                 raise UserError("nothing to save yet: the conversation has no episode")
-            await self.conversation.add_note(f"this conversation is saved as `{self.history.current}`")
+            await self.conversation.add_note(
+                f"this conversation is saved as `{self.history.current}`"
+            )
             return
         count = await asyncio.to_thread(self.history.export, Path(argument).expanduser())
         self.notify(f"saved {count} episodes to {argument}", markup=False)
@@ -422,7 +471,9 @@ class ChatApp(App[None]):
     async def _command_history(self, argument: str) -> None:
         sessions = self.history.sessions()
         if not sessions:
-            await self.conversation.add_note(f"no saved conversations in `{self.history.directory}`")
+            await self.conversation.add_note(
+                f"no saved conversations in `{self.history.directory}`"
+            )
             return
         lines = ["**Saved conversations** (newest first; `/load NAME`)", ""]
         lines += [f"- `{path.stem}`" for path in sessions[:20]]
@@ -434,7 +485,9 @@ class ChatApp(App[None]):
         self.exchanges = [(e.task, e.answer or "") for e in episodes if e.status == "answered"]
         destructive = self._destructive_names()
         for episode in episodes:
-            view = await self.conversation.add_episode(EpisodeView(episode.task, destructive=destructive))
+            view = await self.conversation.add_episode(
+                EpisodeView(episode.task, destructive=destructive)
+            )
             await view.replay(episode)
         self.timeline.reset()
         self.notify(f"resumed {len(episodes)} episodes from {self.history.current}", markup=False)
@@ -462,10 +515,18 @@ class ChatApp(App[None]):
         """The palette: the slash commands that take no free text, plus Textual's own."""
         yield from super().get_system_commands(screen)
         for mode in _MODES:
-            yield SystemCommand(f"Mode: {mode}", f"run the next tasks in {mode} mode", self._palette(f"/mode {mode}"))
+            yield SystemCommand(
+                f"Mode: {mode}",
+                f"run the next tasks in {mode} mode",
+                self._palette(f"/mode {mode}"),
+            )
         for name in ("tools", "servers", "clear", "history", "help"):
             yield SystemCommand(f"/{name}", SLASH_COMMANDS[name][1], self._palette(f"/{name}"))
-        yield SystemCommand("Resume latest conversation", "/load the newest saved conversation", self._palette("/load"))
+        yield SystemCommand(
+            "Resume latest conversation",
+            "/load the newest saved conversation",
+            self._palette("/load"),
+        )
         yield SystemCommand("Cancel running task", "like Esc", self.action_cancel_run)
         yield SystemCommand("Toggle light/dark theme", "like Ctrl+T", self.action_toggle_theme)
 
@@ -506,4 +567,3 @@ def run_chat(
         policy_factory=policy_factory,
         dark=dark,
     ).run()
-

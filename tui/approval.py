@@ -1,4 +1,4 @@
-"""Approvals before destructive tools: a :class:`ToolSource` wrapper that awaits the user's decision.
+"""Approvals before destructive tools: a :class:`ToolSource` wrapper awaiting the user's decision.
 
 A tool is destructive when its spec says so (``ToolSpec.annotations.destructive``, the MCP
 ``destructiveHint``). Before such a call runs, :class:`ApprovalGate` asks its approver (the TUI's
@@ -93,7 +93,7 @@ class ApprovalRules:
                 raise ValueError("entries must be strings")
         except (OSError, ValueError, AttributeError) as exc:
             raise ConfigError(
-                f"approvals file {self.path}: expected {{\"tools\": [...], \"sources\": [...]}} ({exc})"
+                f'approvals file {self.path}: expected {{"tools": [...], "sources": [...]}} ({exc})'
             ) from exc
         self.always_tools, self.always_sources = set(tools), set(sources)
 
@@ -157,7 +157,7 @@ class ApprovalGate:
         return decision.allow
 
     async def authorize(self, spec: ToolSpec, arguments: dict[str, Any]) -> bool:
-        """True when the call may run: not destructive, covered by a rule, decided ahead, or allowed now."""
+        """True when the call may run: harmless, covered by a rule, decided ahead, or allowed."""
         if not self.needs_approval(spec):
             return True
         decided = self._decided.get(_call_key(spec, arguments))
@@ -221,7 +221,9 @@ class ApprovalToolSource:
 def install_approvals(toolspace: Toolspace, gate: ApprovalGate) -> None:
     """Wrap every source of ``toolspace`` (not yet wrapped) with an :class:`ApprovalToolSource`."""
     toolspace.wrap_sources(
-        lambda source: source
-        if isinstance(source, ApprovalToolSource)
-        else ApprovalToolSource(source, gate, toolspace.get_by_id)
+        lambda source: (
+            source
+            if isinstance(source, ApprovalToolSource)
+            else ApprovalToolSource(source, gate, toolspace.get_by_id)
+        )
     )

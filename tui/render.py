@@ -6,7 +6,9 @@ import json
 import re
 from typing import Any
 
-__all__ = ["display_text", "format_latency", "summarize_arguments"]
+from textual.dom import DOMNode
+
+__all__ = ["display_text", "format_latency", "summarize_arguments", "timings_shown"]
 
 _TOOL_CALL = re.compile(r"<tool_call>.*?(?:</tool_call>|\Z)", re.DOTALL)
 _PHASE = re.compile(r"<phase>.*?(?:</phase>|\Z)", re.DOTALL)
@@ -35,10 +37,12 @@ def display_text(raw: str) -> str:
     return text.strip()
 
 
-def format_latency(seconds: float) -> str:
-    """A latency for people: ``<10 ms`` for near-instant calls, ms below a second, else seconds."""
-    if seconds < 0.01:
-        return "<10 ms"
+def format_latency(seconds: float, *, shown: bool = True) -> str:
+    """A latency for people (``—`` when timings are hidden, for reproducible screenshots)."""
+    if not shown:
+        return "—"
+    if seconds < 0.001:
+        return f"{seconds * 1000:.2f} ms"
     if seconds < 1:
         return f"{seconds * 1000:.0f} ms"
     return f"{seconds:.2f} s"
@@ -46,6 +50,14 @@ def format_latency(seconds: float) -> str:
 
 def summarize_arguments(arguments: dict[str, Any], *, width: int = 60) -> str:
     """``key=value, …`` on one line, shortened to ``width`` characters."""
-    parts = [f"{key}={json.dumps(value, ensure_ascii=False, default=str)}" for key, value in arguments.items()]
+    parts = [
+        f"{key}={json.dumps(value, ensure_ascii=False, default=str)}"
+        for key, value in arguments.items()
+    ]
     text = ", ".join(parts)
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def timings_shown(node: DOMNode) -> bool:
+    """Whether the app of ``node`` shows measured latencies (its ``show_timings``, default on)."""
+    return bool(getattr(node.app, "show_timings", True))

@@ -90,19 +90,42 @@ def sources(hang: Hang, deleted: Deleted) -> list[Any]:
     return [
         FunctionToolSource(
             "weather",
-            [FunctionTool(forecast, description="Weather forecast for a city.", input_schema=city, annotations=read_only)],
+            [
+                FunctionTool(
+                    forecast,
+                    description="Weather forecast for a city.",
+                    input_schema=city,
+                    annotations=read_only,
+                )
+            ],
         ),
         FunctionToolSource(
             "maps",
-            [FunctionTool(distance, description="Road distance between two cities.", input_schema=route, annotations=read_only)],
+            [
+                FunctionTool(
+                    distance,
+                    description="Road distance between two cities.",
+                    input_schema=route,
+                    annotations=read_only,
+                )
+            ],
         ),
         FunctionToolSource(
             "files",
             [
-                FunctionTool(deleted.run, name="delete", description="Delete a file.", input_schema=path,
-                             annotations=ToolAnnotations(destructive=True)),
-                FunctionTool(hang.run, name="wait", description="Wait for a file to appear.",
-                             input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}}),
+                FunctionTool(
+                    deleted.run,
+                    name="delete",
+                    description="Delete a file.",
+                    input_schema=path,
+                    annotations=ToolAnnotations(destructive=True),
+                ),
+                FunctionTool(
+                    hang.run,
+                    name="wait",
+                    description="Wait for a file to appear.",
+                    input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}},
+                ),
             ],
         ),
     ]
@@ -111,7 +134,9 @@ def sources(hang: Hang, deleted: Deleted) -> list[Any]:
 @pytest.fixture
 def broken_source() -> MCPToolSource:
     """A real MCP stdio source whose server cannot start."""
-    return MCPToolSource("ghost", MCPServerConfig(type="stdio", command="/nonexistent/mcp-ghost-server"))
+    return MCPToolSource(
+        "ghost", MCPServerConfig(type="stdio", command="/nonexistent/mcp-ghost-server")
+    )
 
 
 AppFactory = Callable[..., ChatApp]

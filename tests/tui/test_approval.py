@@ -97,7 +97,9 @@ def _delete_source(log: list[str]) -> FunctionToolSource:
         log.append(path)
         return path
 
-    return FunctionToolSource("files", [FunctionTool(delete, annotations=ToolAnnotations(destructive=True))])
+    return FunctionToolSource(
+        "files", [FunctionTool(delete, annotations=ToolAnnotations(destructive=True))]
+    )
 
 
 async def test_the_wrapper_denies_without_an_approver_and_keeps_names():

@@ -12,7 +12,9 @@ from tui.widgets import CallCard, EpisodeView, TurnView
 from .conftest import SIZE, answer, call, settle, submit, turn
 
 SCRIPT = [
-    turn("execute", call("weather__forecast", city="Paris"), call("weather__forecast", city="Rome")),
+    turn(
+        "execute", call("weather__forecast", city="Paris"), call("weather__forecast", city="Rome")
+    ),
     answer("Paris 15, Rome 12"),
     turn("execute", call("maps__distance", origin="Paris", destination="Rome")),
     answer("1,420 km"),
@@ -48,7 +50,11 @@ async def test_history_survives_a_restart_and_resumes(make_app, tmp_path):
         assert len(again.exchanges) == 2
         await submit(pilot, "anything else?")
         await settle(pilot)
-    assert [e.answer for e in read_episodes(first_file)] == ["Paris 15, Rome 12", "1,420 km", "still here"]
+    assert [e.answer for e in read_episodes(first_file)] == [
+        "Paris 15, Rome 12",
+        "1,420 km",
+        "still here",
+    ]
 
 
 async def test_resume_on_start_and_save_elsewhere(make_app, tmp_path):

@@ -57,7 +57,11 @@ async def _approve(pilot) -> None:
 
 
 async def test_elicitation_is_answered_in_a_dialog(make_app):
-    source = MCPToolSource("survey", MCPServerConfig(type="memory", protocol="legacy", timeout=10.0), server=survey_server())
+    source = MCPToolSource(
+        "survey",
+        MCPServerConfig(type="memory", protocol="legacy", timeout=10.0),
+        server=survey_server(),
+    )
     app = make_app([turn("execute", call("survey__ask")), answer("ok")], extra_sources=[source])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -80,7 +84,11 @@ async def test_elicitation_is_answered_in_a_dialog(make_app):
 
 
 async def test_a_declined_elicitation_reaches_the_server(make_app):
-    source = MCPToolSource("survey", MCPServerConfig(type="memory", protocol="legacy", timeout=10.0), server=survey_server())
+    source = MCPToolSource(
+        "survey",
+        MCPServerConfig(type="memory", protocol="legacy", timeout=10.0),
+        server=survey_server(),
+    )
     app = make_app([turn("execute", call("survey__ask")), answer("ok")], extra_sources=[source])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

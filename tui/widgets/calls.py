@@ -14,7 +14,7 @@ from textual.widgets import Collapsible, Static
 from paraagent_runtime.actions import META_TOOLS
 from paraagent_runtime.tools import ToolCall, ToolErrorKind, ToolResult
 
-from ..render import format_latency, summarize_arguments
+from ..render import format_latency, summarize_arguments, timings_shown
 
 __all__ = ["CallCard", "CallState"]
 
@@ -62,9 +62,11 @@ class CallCard(Vertical):
         self._timer: Any = None
 
     def compose(self) -> ComposeResult:
+        """The header line (results are mounted when the call finishes)."""
         yield self._header
 
     def on_mount(self) -> None:
+        """Show the queued state."""
         self._render_header()
 
     def _render_header(self) -> None:
@@ -80,7 +82,9 @@ class CallCard(Vertical):
         if self.result is not None:
             if self.result.error_kind is not None:
                 status = self.result.error_kind.value
-            line.append(f"  {format_latency(self.result.latency_s)}", style="dim")
+            line.append(
+                f"  {format_latency(self.result.latency_s, shown=timings_shown(self))}", style="dim"
+            )
             if self.result.cached:
                 status += " (cached)"
         line.append(f"  {status}", style=style)

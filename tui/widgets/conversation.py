@@ -20,6 +20,7 @@ class Conversation(VerticalScroll):
     """The episodes of the conversation, newest at the bottom."""
 
     def on_mount(self) -> None:
+        """Greet the user."""
         self.mount(Markdown(_WELCOME, classes="note welcome"))
 
     async def add_episode(self, view: EpisodeView) -> EpisodeView:

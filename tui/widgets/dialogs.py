@@ -34,6 +34,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         self.request = request
 
     def compose(self) -> ComposeResult:
+        """The tool, its arguments, the scope switch and the buttons."""
         spec = self.request.spec
         arguments = json.dumps(self.request.arguments, ensure_ascii=False, indent=2, default=str)
         with Vertical(classes="dialog approval"):
@@ -50,6 +51,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
                 yield Button("Deny", id="deny", variant="error")
 
     def on_mount(self) -> None:
+        """Focus Deny, the safe default."""
         self.query_one("#deny", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -91,6 +93,7 @@ class ElicitationScreen(ModalScreen[ElicitationResponse]):
         self.fields = _fields(request.requested_schema)
 
     def compose(self) -> ComposeResult:
+        """The message, the URL or form fields, and the buttons."""
         with Vertical(classes="dialog elicitation"):
             yield Label(Text.assemble((f"{self.request.source} asks", "bold"), ":"))
             yield Static(self.request.message)
@@ -102,12 +105,18 @@ class ElicitationScreen(ModalScreen[ElicitationResponse]):
                     if spec.get("type") == "boolean":
                         yield Checkbox(label, bool(spec.get("default", False)), id=f"field-{name}")
                         continue
-                    yield Label(label + (f" — {spec['description']}" if spec.get("description") else ""))
+                    yield Label(
+                        label + (f" — {spec['description']}" if spec.get("description") else "")
+                    )
                     kind = spec.get("type")
                     yield Input(
                         str(spec.get("default", "")),
                         id=f"field-{name}",
-                        type="integer" if kind == "integer" else "number" if kind == "number" else "text",
+                        type="integer"
+                        if kind == "integer"
+                        else "number"
+                        if kind == "number"
+                        else "text",
                     )
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Accept", id="accept", variant="primary")
@@ -130,7 +139,9 @@ class ElicitationScreen(ModalScreen[ElicitationResponse]):
             if raw == "":
                 continue
             kind = spec.get("type")
-            values[name] = int(raw) if kind == "integer" else float(raw) if kind == "number" else raw
+            values[name] = (
+                int(raw) if kind == "integer" else float(raw) if kind == "number" else raw
+            )
         return values
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

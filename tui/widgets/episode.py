@@ -23,7 +23,7 @@ from paraagent_runtime.events import (
 from paraagent_runtime.tools import ToolCall, ToolResult
 from paraagent_runtime.trajectory import Episode, TurnRecord
 
-from ..render import display_text, format_latency
+from ..render import display_text, format_latency, timings_shown
 from .calls import CallCard
 
 __all__ = ["EpisodeView", "TurnView"]
@@ -45,6 +45,7 @@ class TurnView(Vertical):
         self._calls = Vertical(classes="calls")
 
     def compose(self) -> ComposeResult:
+        """Badge and title, text, calls."""
         with Vertical(classes="turn-head"):
             yield self._badge
             yield self._title
@@ -52,6 +53,7 @@ class TurnView(Vertical):
         yield self._calls
 
     def on_mount(self) -> None:
+        """Start as a thinking turn with no text and no calls."""
         self._text.display = False
         self._calls.display = False
         self._set_badge("thinking", "…")
@@ -88,9 +90,13 @@ class TurnView(Vertical):
         """Show the phase badge and one queued card per call."""
         label = (phase or "act").capitalize() + ("?" if inferred else "")
         self._set_badge(phase or "act", label)
-        self._title.update(Text(f"turn {self.index + 1} · {len(calls)} parallel call(s)", style="dim"))
+        self._title.update(
+            Text(f"turn {self.index + 1} · {len(calls)} parallel call(s)", style="dim")
+        )
         if problems:
-            await self.mount(Static(Text("format: " + "; ".join(problems), style="yellow")), before=self._calls)
+            await self.mount(
+                Static(Text("format: " + "; ".join(problems), style="yellow")), before=self._calls
+            )
         for call in calls:
             card = CallCard(call, destructive=call.name in destructive)
             self.cards[call.id] = card
@@ -117,8 +123,9 @@ class TurnView(Vertical):
     def finish(self, n_calls: int, tools_latency_s: float) -> None:
         """The turn's calls are done: show the turn's tool latency (its slowest call)."""
         if n_calls:
+            latency = format_latency(tools_latency_s, shown=timings_shown(self))
             self._title.update(
-                Text(f"turn {self.index + 1} · {n_calls} parallel call(s) · {format_latency(tools_latency_s)}", style="dim")
+                Text(f"turn {self.index + 1} · {n_calls} parallel call(s) · {latency}", style="dim")
             )
 
     def mark_answer(self) -> None:
@@ -162,6 +169,7 @@ class EpisodeView(Vertical):
         self.status = "running"
 
     def compose(self) -> ComposeResult:
+        """The user's request."""
         yield Static(Text.assemble(("› ", "bold"), self.request), classes="user-message")
 
     async def _turn(self, index: int) -> TurnView:
@@ -197,7 +205,9 @@ class EpisodeView(Vertical):
         elif isinstance(event, AnswerEvent):
             (await self._turn(event.turn)).mark_answer()
         elif isinstance(event, ErrorEvent):
-            await self.mount(Static(Text(f"error: {event.message}", style="bold red"), classes="episode-error"))
+            await self.mount(
+                Static(Text(f"error: {event.message}", style="bold red"), classes="episode-error")
+            )
         elif isinstance(event, EpisodeFinished):
             self.finish(event.episode)
 
@@ -212,7 +222,9 @@ class EpisodeView(Vertical):
         """Show how the episode ended."""
         self.status = episode.status
         if episode.status != "answered":
-            self.mount(Static(Text(f"ended: {episode.status}", style="yellow"), classes="episode-status"))
+            self.mount(
+                Static(Text(f"ended: {episode.status}", style="yellow"), classes="episode-status")
+            )
 
     async def replay(self, episode: Episode) -> None:
         """Render a finished episode from its record (resumed conversations)."""
@@ -220,7 +232,9 @@ class EpisodeView(Vertical):
             await self._replay_turn(record)
         if episode.status == "cancelled":
             self.status = "cancelled"
-            await self.mount(Static(Text("cancelled", style="bold yellow"), classes="episode-status"))
+            await self.mount(
+                Static(Text("cancelled", style="bold yellow"), classes="episode-status")
+            )
         else:
             self.finish(episode)
 

@@ -37,6 +37,7 @@ class Sidebar(VerticalScroll):
     """Sources (name, tool count, status; failures with their reason) and the session settings."""
 
     def compose(self) -> ComposeResult:
+        """Titles and the two text blocks."""
         yield Static("Sources", classes="sidebar-title")
         yield Static("", id="sources")
         yield Static("Session", classes="sidebar-title")
@@ -49,7 +50,7 @@ class Sidebar(VerticalScroll):
             icon, style = _STYLES[row.status]
             text.append(f"{icon} ", style=f"bold {style}")
             text.append(row.name, style="bold")
-            text.append(f"  {row.tools} tools\n", style="dim")
+            text.append(f"  {row.tools} tool{'' if row.tools == 1 else 's'}\n", style="dim")
             text.append(f"  {row.status}\n", style=style)
             if row.error:
                 text.append(f"  {row.error}\n", style="red")
@@ -57,7 +58,16 @@ class Sidebar(VerticalScroll):
         text.append(f"\n{len(rows)} sources · {total} tools", style="dim")
         self.query_one("#sources", Static).update(text)
 
-    def show_session(self, *, model: str, mode: str) -> None:
-        """Show the model and the agent mode."""
-        text = Text.assemble(("model ", "dim"), model, "\n", ("mode  ", "dim"), mode)
+    def show_session(self, *, model: str, mode: str, tasks: int = 0, calls: int = 0) -> None:
+        """Show the model, the agent mode and the session's task and call counts."""
+        text = Text.assemble(
+            ("model ", "dim"),
+            model,
+            "\n",
+            ("mode  ", "dim"),
+            mode,
+            "\n",
+            ("ran   ", "dim"),
+            f"{tasks} tasks, {calls} calls",
+        )
         self.query_one("#session", Static).update(text)

@@ -7,11 +7,20 @@ from textual.widgets import Static
 
 from paraagent_runtime.events import AgentEvent, AnswerEvent, CallFinished, PhaseEvent, TurnFinished
 
-from ..render import format_latency
+from ..render import format_latency, timings_shown
 
 __all__ = ["Timeline"]
 
 _PHASE_MARKS = {"explore": ("E", "magenta"), "execute": ("X", "cyan"), "act": ("A", "blue")}
+_STATES = {
+    "running": ("● running (Esc cancels)  ", "bold cyan"),
+    "cancelled": ("⊘ cancelled  ", "bold yellow"),
+    "failed": ("✗ failed  ", "bold red"),
+}
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 class Timeline(Static):
@@ -19,7 +28,7 @@ class Timeline(Static):
 
     Shows each turn of the current task as a phase mark with its call count, the number of
     calls, the critical path (the sum over turns of the slowest call) next to the sum of all call
-    latencies (what sequential calls would have cost), and the session totals.
+    latencies (what running the calls one after the other would have cost).
     """
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
@@ -64,13 +73,12 @@ class Timeline(Static):
         self._show()
 
     def _show(self) -> None:
+        if self.state == "idle" and not self.marks:
+            self.update(Text("no task yet: ask something below", style="dim"))
+            return
         text = Text()
-        if self.state == "running":
-            text.append("● running (Esc cancels)  ", style="bold cyan")
-        elif self.state == "cancelled":
-            text.append("⊘ cancelled  ", style="bold yellow")
-        elif self.state == "failed":
-            text.append("✗ failed  ", style="bold red")
+        if self.state in _STATES:
+            text.append(*_STATES[self.state])
         for position, (phase, count) in enumerate(self.marks):
             if position:
                 text.append(" ▸ ", style="dim")
@@ -80,8 +88,10 @@ class Timeline(Static):
             letter, style = _PHASE_MARKS.get(phase, ("?", "white"))
             text.append(f"{letter}×{count}", style=f"bold {style}")
         turns = sum(1 for phase, _ in self.marks if phase != "answer")
-        text.append(f"   {turns} tool turns · {self.calls} calls", style="")
-        text.append(f" · critical path {format_latency(self.critical_path_s)}", style="bold")
-        text.append(f" (calls total {format_latency(self.sequential_s)})", style="dim")
-        text.append(f"   session: {self.tasks} tasks, {self.session_calls} calls", style="dim")
+        shown = not self.is_attached or timings_shown(self)
+        text.append(f"  {_count(turns, 'tool turn')} · {_count(self.calls, 'call')} · ")
+        text.append(
+            f"critical path {format_latency(self.critical_path_s, shown=shown)}", style="bold"
+        )
+        text.append(f" · calls total {format_latency(self.sequential_s, shown=shown)}", style="dim")
         self.update(text)
