@@ -44,6 +44,7 @@ from paraagent_runtime.tools import ToolSpec
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 _SLUG = re.compile(r"[^A-Za-z0-9]+")
+_CHUNK = 2500
 
 
 def _slug(text: str) -> str:
@@ -224,6 +225,10 @@ async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> 
         "sizes": {},
     }
     config = RetrievalConfig(index_dir=cache)
+    for stop in range(_CHUNK, largest + _CHUNK, _CHUNK):
+        # Embed in saved chunks so an interrupted first run resumes where it stopped.
+        warm = HybridToolSearch(replace(config, exact_threshold=largest + 1), encoder=encoder)
+        await warm.update(pool[: min(stop, largest)])
     index = HybridToolSearch(config, encoder=encoder)
     for size in sorted(sizes):
         before = _rss_mb()
