@@ -34,7 +34,11 @@ def rl(
         loaded = load_config(RLConfig, config, model=model, output_dir=output_dir, steps=steps)
         if estimator is not None:
             loaded.advantage = type(loaded.advantage)(**{**vars(loaded.advantage), "estimator": estimator})
-        history = RLTrainer(loaded).train()
+        trainer = RLTrainer(loaded)
+        try:
+            history = trainer.train()
+        finally:
+            trainer.close()
     except ParaAgentError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from exc

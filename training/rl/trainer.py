@@ -108,6 +108,8 @@ class RLTrainer:
             self.model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
         )
         self.env = ToolEnv.builtin()
+        # One loop for the whole run: the policy's generation lock is bound to the loop it first ran on.
+        self._loop = asyncio.new_event_loop()
         if resuming:
             self._load_state(checkpoint)
         save_config(config, self.output_dir / "config.json")
@@ -152,7 +154,7 @@ class RLTrainer:
         started = time.perf_counter()
         tasks = self._tasks_for(self.step)
         self.model.eval()
-        episodes = asyncio.run(self._rollouts(tasks, self.step))
+        episodes = self._loop.run_until_complete(self._rollouts(tasks, self.step))
         rollout_s = time.perf_counter() - started
         groups = [index for index in range(len(tasks)) for _ in range(config.group_size)]
         group_tasks = [tasks[group] for group in groups]
@@ -297,6 +299,10 @@ class RLTrainer:
         if metrics_path.is_file():
             plot_curves(metrics_path, self.output_dir / CURVES)
         return history
+
+    def close(self) -> None:
+        """Close the rollout event loop (the trainer cannot run steps afterwards)."""
+        self._loop.close()
 
     def save_checkpoint(self) -> Path:
         """Write the model, tokenizer, optimizer and step to ``output_dir/checkpoint`` (atomically)."""

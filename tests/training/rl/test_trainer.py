@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM
+
+from mcp_servers.toolenv import Task, ToolEnv, builtin_tasks
+from paraagent_runtime.agent import Agent, AgentConfig
+from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.policy.base import SamplingParams
+from paraagent_runtime.policy.tiny import build_tiny_model
+from paraagent_runtime.policy.transformers_local import TransformersPolicy
+from paraagent_runtime.toolspace import Toolspace
+from training.rl import RLConfig, RLTrainer
+from training.rl.trainer import CHECKPOINT, CURVES, METRICS
+
+
+def _task() -> Task:
+    return next(t for t in builtin_tasks() if t.family == "city_pair_facts")
+
+
+@pytest.fixture(scope="module")
+def cold_start(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random-init model nudged (a few SFT steps) towards '<answer>…</answer>', so rollouts differ in reward."""
+    path = build_tiny_model(tmp_path_factory.mktemp("rl-tiny"), hidden_size=64, num_layers=1, seed=0)
+    policy = TransformersPolicy(path)
+    task = _task()
+    async def prompt_ids() -> list[int]:
+        toolspace = Toolspace(ToolEnv.builtin().for_task(task).sources)
+        await toolspace.refresh()
+        config = AgentConfig(strict=True, max_turns=1, sampling=SamplingParams(max_tokens=1))
+        episode = await Agent(policy, toolspace, config).run(task.query, task_id=task.id)
+        return episode.turns[0].prompt_token_ids
+
+    prompt = asyncio.run(prompt_ids())
+    target = policy.tokenizer.encode("<answer>Munich</answer>", add_special_tokens=False)
+    target.append(policy.tokenizer.eos_token_id)
+    model = policy.model.train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    ids = torch.tensor([prompt + target])
+    for _ in range(30):
+        logits = model(input_ids=ids, logits_to_keep=len(target) + 1).logits[0, :-1]
+        torch.nn.functional.cross_entropy(logits, torch.tensor(target)).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    model.save_pretrained(path)
+    return path
+
+
+def _config(model: Path, out: Path, **overrides: object) -> RLConfig:
+    values = dict(
+        model=str(model), output_dir=out, steps=2, tasks_per_step=1, group_size=4, max_turns=1,
+        max_new_tokens=10, learning_rate=1e-3, save_every=1, kl_coef=0.05,
+    )
+    values.update(overrides)
+    return RLConfig(**values)
+
+
+@pytest.mark.slow
+def test_two_rl_steps_end_to_end_change_params_and_resume(cold_start: Path, tmp_path: Path) -> None:
+    before = AutoModelForCausalLM.from_pretrained(cold_start).state_dict()
+    trainer = RLTrainer(_config(cold_start, tmp_path), tasks=[_task()])
+    history = trainer.train()
+    trainer.close()
+    assert [m["step"] for m in history] == [1, 2]
+    assert any(m["reward/trajectory_std"] > 0 or m["reward/step_final_std"] > 0 for m in history)
+    after = trainer.model.state_dict()
+    assert any(not torch.equal(before[name], after[name]) for name in before)
+    for key in ("reward/trajectory_mean", "zero_variance_groups", "kl", "success", "loss"):
+        assert key in history[-1]
+    assert (tmp_path / CURVES).stat().st_size > 0
+    assert (tmp_path / CHECKPOINT / "state.json").is_file()
+
+    resumed = RLTrainer(_config(cold_start, tmp_path, steps=3), tasks=[_task()])
+    assert resumed.step == 2
+    assert [m["step"] for m in resumed.train()] == [3]
+    resumed.close()
+    lines = (tmp_path / METRICS).read_text().splitlines()
+    assert [json.loads(line)["step"] for line in lines] == [1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("bad", "match"),
+    [({"group_size": 1}, "group_size"), ({"temperature": 0.0}, "temperature"), ({"steps": 0}, "steps"),
+     ({"reward": {"nope": 1}}, "reward"), ({"advantage": {"estimator": "ppo"}}, "estimator"),
+     ({"aggregation": "sum"}, "aggregation")],
+)
+def test_rl_config_rejects_bad_values(bad: dict, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        RLConfig(**bad)
+
+
+def test_rl_config_accepts_nested_mappings() -> None:
+    config = RLConfig(reward={"traj_correct": 2.0}, advantage={"estimator": "grpo"})
+    assert config.reward.traj_correct == 2.0 and config.advantage.estimator == "grpo"
