@@ -19,7 +19,15 @@ from .advantages import (
     zero_variance_share,
 )
 from .loss import Aggregation, LossStats, policy_loss, sequence_logprobs
-from .rewards import EpisodeRewards, PhaseReward, RewardConfig, StepKind, StepReward, args_match, score_episode
+from .rewards import (
+    EpisodeRewards,
+    PhaseReward,
+    RewardConfig,
+    StepKind,
+    StepReward,
+    args_match,
+    score_episode,
+)
 from .tokens import TokenBatch, TokenRow, collate, episode_rows
 
 __all__ = [

@@ -70,8 +70,12 @@ class AdvantageConfig:
     alpha: float = option(1.0, help="Multilevel weight of the trajectory advantage.")
     beta: float = option(0.5, help="Multilevel weight of the phase advantage.")
     lam: float = option(0.5, help="Multilevel weight of the step advantage.")
-    step_pooling: Pooling = option("kind", help="Pool steps per group by turn kind (kind) or not (all).")
-    phase_pooling: Pooling = option("kind", help="Pool phases per group by kind (kind) or not (all).")
+    step_pooling: Pooling = option(
+        "kind", help="Pool steps per group by turn kind (kind) or not (all)."
+    )
+    phase_pooling: Pooling = option(
+        "kind", help="Pool phases per group by kind (kind) or not (all)."
+    )
     whiten: bool = option(True, help="Whiten multilevel token advantages over the batch.")
     eps: float = option(1e-6, help="Added to standard deviations.")
 
@@ -82,13 +86,19 @@ class AdvantageConfig:
             )
         for name in ("step_pooling", "phase_pooling"):
             if getattr(self, name) not in _POOLINGS:
-                raise ConfigError(f"AdvantageConfig.{name}: use kind or all, got {getattr(self, name)!r}")
+                raise ConfigError(
+                    f"AdvantageConfig.{name}: use kind or all, got {getattr(self, name)!r}"
+                )
         for name in ("alpha", "beta", "lam"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
-                raise ConfigError(f"AdvantageConfig.{name}: must be a finite number >= 0, got {value}")
+                raise ConfigError(
+                    f"AdvantageConfig.{name}: must be a finite number >= 0, got {value}"
+                )
         if self.alpha + self.beta + self.lam == 0:
-            raise ConfigError("AdvantageConfig: alpha, beta and lam are all 0; no signal would remain")
+            raise ConfigError(
+                "AdvantageConfig: alpha, beta and lam are all 0; no signal would remain"
+            )
         if not self.eps > 0:
             raise ConfigError(f"AdvantageConfig.eps: must be > 0, got {self.eps}")
 
@@ -147,7 +157,9 @@ def zero_variance_share(values: torch.Tensor, keys: Sequence[Hashable]) -> float
     return float((highs == lows).double().mean())
 
 
-def masked_whiten(values: torch.Tensor, mask: torch.Tensor | None = None, *, eps: float = 1e-6) -> torch.Tensor:
+def masked_whiten(
+    values: torch.Tensor, mask: torch.Tensor | None = None, *, eps: float = 1e-6
+) -> torch.Tensor:
     """``(x - mean) / std`` over the entries where ``mask`` is true; masked-out entries become 0."""
     mask = torch.ones_like(values, dtype=torch.bool) if mask is None else mask.bool()
     selected = values[mask].double()
@@ -161,7 +173,9 @@ def masked_whiten(values: torch.Tensor, mask: torch.Tensor | None = None, *, eps
     return torch.where(mask, out, torch.zeros_like(out))
 
 
-def grpo_advantages(rewards: torch.Tensor, groups: Sequence[Hashable], *, eps: float = 1e-6) -> torch.Tensor:
+def grpo_advantages(
+    rewards: torch.Tensor, groups: Sequence[Hashable], *, eps: float = 1e-6
+) -> torch.Tensor:
     """GRPO: each rollout's reward standardized within its group."""
     return group_normalize(rewards, groups, scale=True, eps=eps)
 
@@ -225,8 +239,12 @@ def multilevel_turn_advantages(
         for phase in episode.phases:
             phase_values.append(phase.value)
             phase_keys.append((group, phase.kind if config.phase_pooling == "kind" else "*"))
-    steps = group_normalize(torch.tensor(step_values, dtype=torch.float64), step_keys, eps=config.eps)
-    phases = group_normalize(torch.tensor(phase_values, dtype=torch.float64), phase_keys, eps=config.eps)
+    steps = group_normalize(
+        torch.tensor(step_values, dtype=torch.float64), step_keys, eps=config.eps
+    )
+    phases = group_normalize(
+        torch.tensor(phase_values, dtype=torch.float64), phase_keys, eps=config.eps
+    )
     out: list[list[float]] = []
     step_at = phase_at = 0
     for index, episode in enumerate(rewards):
@@ -235,7 +253,9 @@ def multilevel_turn_advantages(
         for turn, _ in enumerate(episode.steps):
             phase = float(phases[phase_at + phase_of[turn]]) if turn in phase_of else 0.0
             per_turn.append(
-                config.alpha * float(traj[index]) + config.beta * phase + config.lam * float(steps[step_at + turn])
+                config.alpha * float(traj[index])
+                + config.beta * phase
+                + config.lam * float(steps[step_at + turn])
             )
         step_at += len(episode.steps)
         phase_at += len(episode.phases)

@@ -102,7 +102,9 @@ def policy_loss(
     if ref_logprobs is not None:
         shapes.add(tuple(ref_logprobs.shape))
     if len(shapes) != 1 or logprobs.dim() != 2:
-        raise ConfigError(f"policy_loss: all inputs must share one [B, T] shape, got {sorted(shapes)}")
+        raise ConfigError(
+            f"policy_loss: all inputs must share one [B, T] shape, got {sorted(shapes)}"
+        )
     if clip_low < 0 or clip_high < 0:
         raise ConfigError(f"policy_loss: clip ranges must be >= 0, got {clip_low}, {clip_high}")
     if kl_coef < 0 or (kl_coef > 0 and ref_logprobs is None):
@@ -128,7 +130,9 @@ def policy_loss(
             loss = loss + kl_coef * kl
     n_tokens = int(weights.sum())
     with torch.no_grad():
-        was_clipped = ((ratio < 1 - clip_low) & (advantages < 0)) | ((ratio > 1 + clip_high) & (advantages > 0))
+        was_clipped = ((ratio < 1 - clip_low) & (advantages < 0)) | (
+            (ratio > 1 + clip_high) & (advantages > 0)
+        )
         stats = LossStats(
             pg_loss=float(pg_loss.detach()),
             kl=kl_value,

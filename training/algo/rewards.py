@@ -86,25 +86,41 @@ class RewardConfig:
             arguments with gold ones.
     """
 
-    step_format: float = option(0.2, help="Step reward for a grammatical turn (negated for a bad one).")
-    step_new_gold_tool: float = option(1.0, help="Explore step: weight of gold tools newly surfaced.")
+    step_format: float = option(
+        0.2, help="Step reward for a grammatical turn (negated for a bad one)."
+    )
+    step_new_gold_tool: float = option(
+        1.0, help="Explore step: weight of gold tools newly surfaced."
+    )
     step_duplicate: float = option(0.2, help="Penalty per call repeating an earlier call.")
-    step_valid_call: float = option(0.3, help="Execute step: weight of the share of successful calls.")
+    step_valid_call: float = option(
+        0.3, help="Execute step: weight of the share of successful calls."
+    )
     step_gold_call: float = option(1.0, help="Execute step: weight of gold nodes newly satisfied.")
     step_parallel_bonus: float = option(0.3, help="Execute step: bonus for useful parallel width.")
-    phase_recall: float = option(1.0, help="Explore phase: weight of the gold recall the segment adds.")
-    phase_used_share: float = option(0.5, help="Explore phase: weight of surfaced tools later called.")
+    phase_recall: float = option(
+        1.0, help="Explore phase: weight of the gold recall the segment adds."
+    )
+    phase_used_share: float = option(
+        0.5, help="Explore phase: weight of surfaced tools later called."
+    )
     phase_ndcg: float = option(0.5, help="Explore phase: weight of the searches' NDCG.")
     phase_dag_completed: float = option(1.0, help="Execute phase: weight of gold nodes satisfied.")
     phase_levels_per_turn: float = option(0.5, help="Execute phase: weight of DAG levels per turn.")
     traj_correct: float = option(1.0, help="Trajectory reward for a correct answer.")
     traj_format: float = option(0.2, help="Trajectory weight of the share of well-formed turns.")
-    traj_efficiency: float = option(0.3, help="Trajectory weight of efficiency (only when correct).")
+    traj_efficiency: float = option(
+        0.3, help="Trajectory weight of efficiency (only when correct)."
+    )
     arg_rel_tol: float = option(1e-3, help="Relative tolerance for numeric argument matches.")
 
     def __post_init__(self) -> None:
         for name, value in vars(self).items():
-            if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+            if (
+                not isinstance(value, int | float)
+                or isinstance(value, bool)
+                or not math.isfinite(value)
+            ):
                 raise ConfigError(f"RewardConfig.{name}: must be a finite number, got {value!r}")
             if value < 0:
                 raise ConfigError(
@@ -269,7 +285,11 @@ def _surfaced(result: ToolResult) -> list[str]:
         return []
     content = result.content
     items = content if isinstance(content, list) else [content]
-    return [item["name"] for item in items if isinstance(item, dict) and isinstance(item.get("name"), str)]
+    return [
+        item["name"]
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get("name"), str)
+    ]
 
 
 def _ndcg(ranked: Sequence[str], relevant: set[str]) -> float:
@@ -419,7 +439,8 @@ def _phase_rewards(
         else:
             before = levels_done[turns[0] - 1] if turns[0] > 0 else 0
             components = {
-                "dag_completed": sum(len(facts[t].satisfied) for t in turns) / max(len(scorer.nodes), 1),
+                "dag_completed": sum(len(facts[t].satisfied) for t in turns)
+                / max(len(scorer.nodes), 1),
                 "levels_per_turn": min((levels_done[turns[-1]] - before) / len(turns), 1.0),
             }
             value = (
@@ -430,7 +451,9 @@ def _phase_rewards(
     return phases
 
 
-def score_episode(episode: Episode, task: Task, config: RewardConfig | None = None) -> EpisodeRewards:
+def score_episode(
+    episode: Episode, task: Task, config: RewardConfig | None = None
+) -> EpisodeRewards:
     """Score ``episode`` (a run of the agent on ``task``) at the step, phase and trajectory levels.
 
     Args:
@@ -443,7 +466,9 @@ def score_episode(episode: Episode, task: Task, config: RewardConfig | None = No
     """
     config = config or RewardConfig()
     if episode.task_id is not None and episode.task_id != task.id:
-        raise ConfigError(f"score_episode: episode is for task {episode.task_id!r}, not {task.id!r}")
+        raise ConfigError(
+            f"score_episode: episode is for task {episode.task_id!r}, not {task.id!r}"
+        )
     scorer = _Scorer(task, config)
     facts: list[_TurnFacts] = []
     levels_done: list[int] = []
@@ -465,7 +490,9 @@ def score_episode(episode: Episode, task: Task, config: RewardConfig | None = No
     answered = episode.status == "answered" and episode.answer is not None
     success = answered and check_answer(task, episode.answer or "").success
     n_turns = len(episode.turns)
-    valid_share = sum(not turn.format_errors for turn in episode.turns) / n_turns if n_turns else 0.0
+    valid_share = (
+        sum(not turn.format_errors for turn in episode.turns) / n_turns if n_turns else 0.0
+    )
     efficiency = 0.0
     if success:
         tool_turns = sum(kind != "final" for kind in kinds)

@@ -39,7 +39,9 @@ class TokenRow:
     turn_index: list[int] = field(default_factory=list)
     old_logprobs: list[float] = field(default_factory=list)
 
-    def extend(self, ids: Sequence[int], *, turn: int = -1, logprobs: Sequence[float] | None = None) -> None:
+    def extend(
+        self, ids: Sequence[int], *, turn: int = -1, logprobs: Sequence[float] | None = None
+    ) -> None:
         """Append context ids (``turn == -1``) or one turn's sampled ids with their log-probs."""
         sampled = turn >= 0
         self.input_ids.extend(ids)

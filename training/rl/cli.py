@@ -15,16 +15,24 @@ from .config import RLConfig
 
 __all__ = ["rl_app"]
 
-rl_app = typer.Typer(help="RL with multi-level advantage decoupling on ToolEnv tasks.", no_args_is_help=False)
+rl_app = typer.Typer(
+    help="RL with multi-level advantage decoupling on ToolEnv tasks.", no_args_is_help=False
+)
 
 
 @rl_app.callback(invoke_without_command=True)
 def rl(
-    config: Annotated[Path | None, typer.Option("--config", help="RLConfig YAML/JSON file.")] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="RLConfig YAML/JSON file.")
+    ] = None,
     model: Annotated[str | None, typer.Option(help="Starting checkpoint directory.")] = None,
-    output_dir: Annotated[Path | None, typer.Option(help="Where metrics, checkpoints and the PNG go.")] = None,
+    output_dir: Annotated[
+        Path | None, typer.Option(help="Where metrics, checkpoints and the PNG go.")
+    ] = None,
     steps: Annotated[int | None, typer.Option(help="Optimizer steps in total.")] = None,
-    estimator: Annotated[str | None, typer.Option(help="grpo, dr_grpo, gdpo or multilevel.")] = None,
+    estimator: Annotated[
+        str | None, typer.Option(help="grpo, dr_grpo, gdpo or multilevel.")
+    ] = None,
 ) -> None:
     """Train with RL; options override the config file."""
     from .trainer import RLTrainer
@@ -33,7 +41,9 @@ def rl(
     try:
         loaded = load_config(RLConfig, config, model=model, output_dir=output_dir, steps=steps)
         if estimator is not None:
-            loaded.advantage = type(loaded.advantage)(**{**vars(loaded.advantage), "estimator": estimator})
+            loaded.advantage = type(loaded.advantage)(
+                **{**vars(loaded.advantage), "estimator": estimator}
+            )
         trainer = RLTrainer(loaded)
         try:
             history = trainer.train()

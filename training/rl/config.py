@@ -65,7 +65,9 @@ class RLConfig:
         resume (`bool`, defaults to `True`): Continue from `output_dir/checkpoint` when it exists.
     """
 
-    model: str | None = option(None, help="Starting checkpoint directory (None: SmolLM2-135M-Instruct).")
+    model: str | None = option(
+        None, help="Starting checkpoint directory (None: SmolLM2-135M-Instruct)."
+    )
     output_dir: Path = option(Path("runs/rl"), help="Where metrics, checkpoints and the PNG go.")
     device: str = option("cpu", help="Torch device for rollouts and updates.")
     tasks_file: Path | None = option(None, help="ToolEnv tasks JSONL (default: generate n_tasks).")
@@ -89,7 +91,9 @@ class RLConfig:
     kl_coef: float = option(0.0, help="Weight of the k3 KL to the starting model.")
     aggregation: Aggregation = option("token_mean", help="token_mean, sequence_mean or constant.")
     reward: RewardConfig = option(help="Reward weights.", factory=RewardConfig)
-    advantage: AdvantageConfig = option(help="Advantage estimator and weights.", factory=AdvantageConfig)
+    advantage: AdvantageConfig = option(
+        help="Advantage estimator and weights.", factory=AdvantageConfig
+    )
     seed: int = option(0, help="Seed of torch and of rollout sampling.")
     save_every: int = option(10, help="Steps between checkpoints (and at the end).")
     resume: bool = option(True, help="Continue from output_dir/checkpoint when it exists.")
@@ -109,7 +113,9 @@ class RLConfig:
                 f"RLConfig.group_size: group-relative advantages need at least 2 rollouts, got {self.group_size}"
             )
         if not self.temperature > 0:
-            raise ConfigError(f"RLConfig.temperature: rollouts must sample (> 0), got {self.temperature}")
+            raise ConfigError(
+                f"RLConfig.temperature: rollouts must sample (> 0), got {self.temperature}"
+            )
         if not 0 < self.top_p <= 1:
             raise ConfigError(f"RLConfig.top_p: must be in (0, 1], got {self.top_p}")
         if not self.learning_rate > 0:
@@ -127,9 +133,13 @@ def _nested(cls: type[Any], value: Any, name: str) -> Any:
     if isinstance(value, cls):
         return value
     if not isinstance(value, dict):
-        raise ConfigError(f"RLConfig.{name}: must be a mapping of {cls.__name__} fields, got {value!r}")
+        raise ConfigError(
+            f"RLConfig.{name}: must be a mapping of {cls.__name__} fields, got {value!r}"
+        )
     known = {item.name for item in dataclasses.fields(cls)}
     unknown = sorted(set(value) - known)
     if unknown:
-        raise ConfigError(f"RLConfig.{name}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        raise ConfigError(
+            f"RLConfig.{name}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
     return cls(**value)

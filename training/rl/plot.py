@@ -12,7 +12,10 @@ __all__ = ["plot_curves"]
 _PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("trajectory reward", ("reward/trajectory_mean",)),
     ("phase reward", ("reward/phase_explore_mean", "reward/phase_execute_mean")),
-    ("step reward", ("reward/step_explore_mean", "reward/step_execute_mean", "reward/step_final_mean")),
+    (
+        "step reward",
+        ("reward/step_explore_mean", "reward/step_execute_mean", "reward/step_final_mean"),
+    ),
     ("success / zero-variance groups", ("success", "zero_variance_groups")),
     ("KL to reference", ("kl",)),
     ("loss", ("loss",)),
@@ -33,19 +36,34 @@ def plot_curves(metrics_path: str | Path, png_path: str | Path) -> Path:
     path = Path(metrics_path)
     if not path.is_file():
         raise ConfigError(f"metrics file {str(path)!r} does not exist")
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     if not rows:
         raise ConfigError(f"{path}: no step to plot")
     steps = [row["step"] for row in rows]
     figure, axes = plt.subplots(2, 3, figsize=(13, 7))
     for axis, (title, keys) in zip(axes.flat, _PANELS, strict=True):
         for key in keys:
-            axis.plot(steps, [row.get(key, float("nan")) for row in rows], marker=".", label=key.split("/")[-1])
-        if key.endswith("_mean") and (std := key.replace("_mean", "_std")) in rows[0] and len(keys) == 1:
+            axis.plot(
+                steps,
+                [row.get(key, float("nan")) for row in rows],
+                marker=".",
+                label=key.split("/")[-1],
+            )
+        if (
+            key.endswith("_mean")
+            and (std := key.replace("_mean", "_std")) in rows[0]
+            and len(keys) == 1
+        ):
             means = [row[key] for row in rows]
             spread = [row[std] for row in rows]
-            axis.fill_between(steps, [m - s for m, s in zip(means, spread, strict=True)],
-                              [m + s for m, s in zip(means, spread, strict=True)], alpha=0.2)
+            axis.fill_between(
+                steps,
+                [m - s for m, s in zip(means, spread, strict=True)],
+                [m + s for m, s in zip(means, spread, strict=True)],
+                alpha=0.2,
+            )
         axis.set_title(title)
         axis.set_xlabel("step")
         axis.legend(fontsize=7)

@@ -118,7 +118,9 @@ class RLTrainer:
 
     def _tasks_for(self, step: int) -> list[Task]:
         first = step * self.config.tasks_per_step
-        return [self.tasks[(first + i) % len(self.tasks)] for i in range(self.config.tasks_per_step)]
+        return [
+            self.tasks[(first + i) % len(self.tasks)] for i in range(self.config.tasks_per_step)
+        ]
 
     async def _rollout(self, task: Task, seed: int) -> Episode:
         toolspace = Toolspace(self.env.for_task(task).sources)
@@ -134,7 +136,9 @@ class RLTrainer:
             ),
         )
         try:
-            return await Agent(self.policy, toolspace, agent_config).run(task.query, task_id=task.id)
+            return await Agent(self.policy, toolspace, agent_config).run(
+                task.query, task_id=task.id
+            )
         finally:
             await toolspace.aclose()
 
@@ -182,7 +186,9 @@ class RLTrainer:
             update = self._update(batch, advantages)
         else:
             logger.warning("step %d: no rollout produced a token; skipping the update", self.step)
-            update = dict.fromkeys(("loss", "kl", "clip_fraction", "ratio_mean", "grad_norm", "train_tokens"), 0.0)
+            update = dict.fromkeys(
+                ("loss", "kl", "clip_fraction", "ratio_mean", "grad_norm", "train_tokens"), 0.0
+            )
         self.step += 1
         generated = sum(len(turn.token_ids or []) for episode in episodes for turn in episode.turns)
         metrics = self._metrics(rewards, groups, episodes)
@@ -197,7 +203,9 @@ class RLTrainer:
 
     def _pad_id(self) -> int:
         tokenizer = self.policy.tokenizer
-        return int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id)
+        return int(
+            tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        )
 
     def _logprobs(self, model: torch.nn.Module, batch: TokenBatch) -> torch.Tensor:
         device = self.config.device
@@ -237,14 +245,18 @@ class RLTrainer:
                 kl_coef=config.kl_coef,
                 aggregation=config.aggregation,
             )
-            share = n_tokens / total_tokens if config.aggregation == "token_mean" else len(index) / rows
+            share = (
+                n_tokens / total_tokens if config.aggregation == "token_mean" else len(index) / rows
+            )
             (loss * share).backward()
             sums["loss"] += float(loss.detach()) * share
             for name in ("kl", "clip_fraction", "ratio_mean"):
                 sums[name] += getattr(stats, name) * n_tokens / total_tokens
         grad_norm = 0.0
         if config.max_grad_norm > 0:
-            grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.max_grad_norm))
+            grad_norm = float(
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.max_grad_norm)
+            )
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.model.eval()
@@ -258,10 +270,14 @@ class RLTrainer:
         metrics["reward/trajectory_mean"], metrics["reward/trajectory_std"] = _mean_std(trajectory)
         for kind in ("explore", "execute", "final"):
             values = [s.value for r in rewards for s in r.steps if s.kind == kind]
-            metrics[f"reward/step_{kind}_mean"], metrics[f"reward/step_{kind}_std"] = _mean_std(values)
+            metrics[f"reward/step_{kind}_mean"], metrics[f"reward/step_{kind}_std"] = _mean_std(
+                values
+            )
         for kind in ("explore", "execute"):
             values = [p.value for r in rewards for p in r.phases if p.kind == kind]
-            metrics[f"reward/phase_{kind}_mean"], metrics[f"reward/phase_{kind}_std"] = _mean_std(values)
+            metrics[f"reward/phase_{kind}_mean"], metrics[f"reward/phase_{kind}_std"] = _mean_std(
+                values
+            )
         metrics["zero_variance_groups"] = zero_variance_share(
             torch.tensor(trajectory, dtype=torch.float64), list(groups)
         )

@@ -27,7 +27,9 @@ from training.algo.tokens import TokenRow
 SQRT_3_2 = (3 / 2) ** 0.5
 
 
-def episode(steps: list[tuple[str, float]], phases: list[tuple[str, list[int], float]], traj: float) -> EpisodeRewards:
+def episode(
+    steps: list[tuple[str, float]], phases: list[tuple[str, list[int], float]], traj: float
+) -> EpisodeRewards:
     return EpisodeRewards(
         steps=[StepReward(turn=i, kind=kind, value=v) for i, (kind, v) in enumerate(steps)],
         phases=[PhaseReward(kind=kind, turns=turns, value=v) for kind, turns, v in phases],
@@ -41,7 +43,9 @@ def episode(steps: list[tuple[str, float]], phases: list[tuple[str, list[int], f
 def test_grpo_and_dr_grpo_by_hand_with_a_zero_variance_group() -> None:
     rewards = torch.tensor([1.0, 2.0, 3.0, 5.0, 5.0])
     groups = ["a", "a", "a", "b", "b"]
-    assert grpo_advantages(rewards, groups).tolist() == pytest.approx([-SQRT_3_2, 0, SQRT_3_2, 0, 0], abs=1e-5)
+    assert grpo_advantages(rewards, groups).tolist() == pytest.approx(
+        [-SQRT_3_2, 0, SQRT_3_2, 0, 0], abs=1e-5
+    )
     assert dr_grpo_advantages(rewards, groups).tolist() == [-1.0, 0.0, 1.0, 0.0, 0.0]
     assert zero_variance_share(rewards, groups) == 0.5
     # Floats that do not average back exactly still give exact zeros in a constant group.
@@ -58,14 +62,20 @@ def test_gdpo_normalizes_each_reward_then_whitens() -> None:
 
 
 def test_multilevel_by_hand_with_unequal_turn_counts() -> None:
-    a = episode([("explore", 1.0), ("execute", 2.0), ("final", 0.2)], [("explore", [0], 1.0), ("execute", [1], 1.0)], 1.0)
+    a = episode(
+        [("explore", 1.0), ("execute", 2.0), ("final", 0.2)],
+        [("explore", [0], 1.0), ("execute", [1], 1.0)],
+        1.0,
+    )
     b = episode([("explore", 0.0), ("final", 0.2)], [("explore", [0], 0.0)], 0.0)
     config = AdvantageConfig(alpha=1.0, beta=0.5, lam=0.5)
     per_turn = multilevel_turn_advantages([a, b], ["t", "t"], config)
     # traj [1, -1]; explore steps [1, -1]; lone execute step and equal final steps 0; explore phases [1, -1].
     assert per_turn[0] == pytest.approx([2.0, 1.0, 1.0], abs=1e-4)
     assert per_turn[1] == pytest.approx([-2.0, -1.0], abs=1e-4)
-    pooled = multilevel_turn_advantages([a, b], ["t", "t"], AdvantageConfig(step_pooling="all", phase_pooling="all"))
+    pooled = multilevel_turn_advantages(
+        [a, b], ["t", "t"], AdvantageConfig(step_pooling="all", phase_pooling="all")
+    )
     assert pooled[0] != pytest.approx(per_turn[0])
 
 
@@ -89,12 +99,25 @@ def test_random_groups_with_unequal_turns_stay_finite() -> None:
         rewards.append(episode(steps, phases, rng.choice([0.0, 1.0])))
         groups.append(index // 4)
     per_turn = multilevel_turn_advantages(rewards, groups, AdvantageConfig())
-    rows = [[TokenRow(input_ids=[1] * (1 + len(t)), assistant_mask=[False] + [True] * len(t),
-                      turn_index=[-1] + list(range(len(t))), old_logprobs=[0.0] * (1 + len(t)))]
-            for t in per_turn]
+    rows = [
+        [
+            TokenRow(
+                input_ids=[1] * (1 + len(t)),
+                assistant_mask=[False] + [True] * len(t),
+                turn_index=[-1] + list(range(len(t))),
+                old_logprobs=[0.0] * (1 + len(t)),
+            )
+        ]
+        for t in per_turn
+    ]
     batch = collate(rows, pad_token_id=0)
-    tokens = token_advantages(per_turn, turn_index=batch.turn_index, row_episode=batch.row_episode,
-                              mask=batch.assistant_mask, whiten=True)
+    tokens = token_advantages(
+        per_turn,
+        turn_index=batch.turn_index,
+        row_episode=batch.row_episode,
+        mask=batch.assistant_mask,
+        whiten=True,
+    )
     assert torch.isfinite(tokens).all()
     assert float(tokens[~batch.assistant_mask].abs().sum()) == 0.0
     assert float(tokens[batch.assistant_mask].mean()) == pytest.approx(0.0, abs=1e-5)
@@ -107,12 +130,22 @@ def test_token_advantages_broadcast_turns_and_mask_context() -> None:
     row.extend([9])
     row.extend([10], turn=1, logprobs=[-1.0])
     batch = collate([[row]], pad_token_id=0)
-    values = token_advantages([[0.5, -2.0]], turn_index=batch.turn_index, row_episode=batch.row_episode,
-                              mask=batch.assistant_mask, whiten=False)
+    values = token_advantages(
+        [[0.5, -2.0]],
+        turn_index=batch.turn_index,
+        row_episode=batch.row_episode,
+        mask=batch.assistant_mask,
+        whiten=False,
+    )
     assert values.tolist() == [[0.0, 0.0, 0.5, 0.5, 0.0, -2.0]]
     with pytest.raises(ConfigError, match="beyond"):
-        token_advantages([[0.5]], turn_index=batch.turn_index, row_episode=batch.row_episode,
-                         mask=batch.assistant_mask, whiten=False)
+        token_advantages(
+            [[0.5]],
+            turn_index=batch.turn_index,
+            row_episode=batch.row_episode,
+            mask=batch.assistant_mask,
+            whiten=False,
+        )
 
 
 def test_masked_whiten_of_constant_values_is_zero() -> None:
@@ -123,8 +156,13 @@ def test_masked_whiten_of_constant_values_is_zero() -> None:
 
 @pytest.mark.parametrize(
     ("bad", "field"),
-    [({"estimator": "ppo"}, "estimator"), ({"alpha": -1.0}, "alpha"), ({"step_pooling": "turn"}, "step_pooling"),
-     ({"alpha": 0.0, "beta": 0.0, "lam": 0.0}, "all 0"), ({"eps": 0.0}, "eps")],
+    [
+        ({"estimator": "ppo"}, "estimator"),
+        ({"alpha": -1.0}, "alpha"),
+        ({"step_pooling": "turn"}, "step_pooling"),
+        ({"alpha": 0.0, "beta": 0.0, "lam": 0.0}, "all 0"),
+        ({"eps": 0.0}, "eps"),
+    ],
 )
 def test_advantage_config_rejects_bad_values(bad: dict, field: str) -> None:
     with pytest.raises(ConfigError, match=field):

@@ -22,7 +22,11 @@ def test_on_policy_loss_is_minus_the_mean_advantage(aggregation: str, expected: 
     logprobs = torch.full((2, 3), -1.0)
     loss, stats = policy_loss(logprobs, logprobs.clone(), ADV, MASK, aggregation=aggregation)
     assert float(loss.detach()) == pytest.approx(expected)
-    assert stats.n_tokens == 3 and stats.ratio_mean == pytest.approx(1.0) and stats.clip_fraction == 0.0
+    assert (
+        stats.n_tokens == 3
+        and stats.ratio_mean == pytest.approx(1.0)
+        and stats.clip_fraction == 0.0
+    )
 
 
 def test_clipping_caps_the_ratio_and_stops_its_gradient() -> None:
@@ -40,7 +44,9 @@ def test_k3_kl_to_the_reference() -> None:
     logprobs = torch.zeros(1, 2)
     ref = torch.tensor([[math.log(2.0), 0.0]])
     mask = torch.tensor([[True, True]])
-    loss, stats = policy_loss(logprobs, logprobs, torch.zeros(1, 2), mask, ref_logprobs=ref, kl_coef=0.5)
+    loss, stats = policy_loss(
+        logprobs, logprobs, torch.zeros(1, 2), mask, ref_logprobs=ref, kl_coef=0.5
+    )
     k3 = 2.0 - math.log(2.0) - 1.0
     assert stats.kl == pytest.approx(k3 / 2)
     assert float(loss.detach()) == pytest.approx(0.5 * k3 / 2)
@@ -56,13 +62,20 @@ def test_k3_kl_to_the_reference() -> None:
     ],
 )
 def test_bad_loss_inputs_raise(kwargs: dict, match: str) -> None:
-    arguments = {"logprobs": torch.zeros(2, 3), "old_logprobs": torch.zeros(2, 3), "advantages": ADV, "mask": MASK}
+    arguments = {
+        "logprobs": torch.zeros(2, 3),
+        "old_logprobs": torch.zeros(2, 3),
+        "advantages": ADV,
+        "mask": MASK,
+    }
     arguments.update(kwargs)
     with pytest.raises(ConfigError, match=match):
         policy_loss(**arguments)
 
 
-def _param_grads(model: torch.nn.Module, advantages: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> list[torch.Tensor]:
+def _param_grads(
+    model: torch.nn.Module, advantages: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor
+) -> list[torch.Tensor]:
     model.zero_grad()
     logprobs = sequence_logprobs(model(input_ids=ids).logits, ids)
     logprobs.retain_grad()

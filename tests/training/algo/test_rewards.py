@@ -57,7 +57,9 @@ async def test_parallel_width_bonus_and_ndcg() -> None:
     assert step["gold_calls"] == 1.0 and step["parallel"] == 1.0
     assert rewards.steps[1].value == pytest.approx(0.2 + 0.3 + 1.0 + 0.3)
     found_first = episode.turns[0].results[0].content[0]["name"] == "weather__get_current_weather"
-    assert rewards.phases[0].components["ndcg"] == pytest.approx(1.0 if found_first else 1 / math.log2(3))
+    assert rewards.phases[0].components["ndcg"] == pytest.approx(
+        1.0 if found_first else 1 / math.log2(3)
+    )
     assert rewards.phases[0].components["used_share"] == pytest.approx(0.5)
 
 
@@ -113,7 +115,9 @@ async def test_bound_arguments_resolve_from_observed_outputs() -> None:
 async def test_calls_to_unloaded_tools_satisfy_nothing() -> None:
     stock = task("stock_in_currency")
     symbol = stock.calls[0].arguments["symbol"]
-    episode = await run(stock, [execute(call("finance__get_stock_quote", symbol=symbol))], max_turns=1)
+    episode = await run(
+        stock, [execute(call("finance__get_stock_quote", symbol=symbol))], max_turns=1
+    )
     rewards = score_episode(episode, stock)
     assert not episode.turns[0].results[0].ok
     assert rewards.steps[0].components["valid_calls"] == 0.0
@@ -129,9 +133,13 @@ def test_args_match_is_lenient_but_not_blind() -> None:
         bindings={"amount": "n1.price"},
     )
     observed = {"n1": {"price": 170.0}}
-    assert args_match(node, {"amount": 170, "from_currency": "usd ", "to_currency": "CHF"}, observed)
+    assert args_match(
+        node, {"amount": 170, "from_currency": "usd ", "to_currency": "CHF"}, observed
+    )
     assert args_match(node, {"amount": "165.8", "from_currency": "USD", "to_currency": "chf"}, {})
-    assert not args_match(node, {"amount": 99, "from_currency": "USD", "to_currency": "CHF"}, observed)
+    assert not args_match(
+        node, {"amount": 99, "from_currency": "USD", "to_currency": "CHF"}, observed
+    )
     assert not args_match(node, {"amount": 165.8, "from_currency": "USD"}, {})
     email = GoldCall(
         id="n2",
@@ -139,13 +147,17 @@ def test_args_match_is_lenient_but_not_blind() -> None:
         arguments={"to": ["a@b.com"], "body": "Hi Ann, quick note about the budget draft."},
         bindings={"to": "[n1.contacts.0.email]"},
     )
-    assert args_match(email, {"to": "A@b.com", "body": "hi ann - a quick note about the budget draft"}, {})
+    assert args_match(
+        email, {"to": "A@b.com", "body": "hi ann - a quick note about the budget draft"}, {}
+    )
     assert not args_match(email, {"to": "a@b.com", "body": "unrelated words entirely"}, {})
 
 
 async def test_format_errors_and_unanswered_episodes() -> None:
     weather = task("multi_city_weather")
-    episode = await run(weather, ['<tool_call>{"name": oops</tool_call>', "no tags at all"], max_turns=2)
+    episode = await run(
+        weather, ['<tool_call>{"name": oops</tool_call>', "no tags at all"], max_turns=2
+    )
     rewards = score_episode(episode, weather)
     assert [s.components["format"] for s in rewards.steps] == [-1.0, -1.0]
     assert rewards.phases == [] and not rewards.success
@@ -159,7 +171,9 @@ async def test_episode_of_another_task_is_refused() -> None:
         score_episode(episode, flight)
 
 
-@pytest.mark.parametrize("bad", [{"step_format": -1.0}, {"traj_correct": math.nan}, {"phase_ndcg": True}])
+@pytest.mark.parametrize(
+    "bad", [{"step_format": -1.0}, {"traj_correct": math.nan}, {"phase_ndcg": True}]
+)
 def test_reward_config_rejects_bad_weights(bad: dict) -> None:
     with pytest.raises(ConfigError, match=next(iter(bad))):
         RewardConfig(**bad)

@@ -9,7 +9,11 @@ from training.algo import collate, episode_rows
 
 def turn(index: int, prompt: list[int], sampled: list[int]) -> TurnRecord:
     return TurnRecord(
-        index=index, text="", prompt_token_ids=prompt, token_ids=sampled, logprobs=[-0.5] * len(sampled)
+        index=index,
+        text="",
+        prompt_token_ids=prompt,
+        token_ids=sampled,
+        logprobs=[-0.5] * len(sampled),
     )
 
 
@@ -40,7 +44,12 @@ def test_episodes_without_tokens_are_refused() -> None:
     episode = Episode(task="t", turns=[TurnRecord(index=0, text="<answer>x</answer>")])
     with pytest.raises(ConfigError, match="token ids"):
         episode_rows(episode)
-    broken = Episode(task="t", turns=[TurnRecord(index=0, text="", prompt_token_ids=[1], token_ids=[2, 3], logprobs=[0.0])])
+    broken = Episode(
+        task="t",
+        turns=[
+            TurnRecord(index=0, text="", prompt_token_ids=[1], token_ids=[2, 3], logprobs=[0.0])
+        ],
+    )
     with pytest.raises(ConfigError, match="log-probs"):
         episode_rows(broken)
 

@@ -26,9 +26,12 @@ def _task() -> Task:
 @pytest.fixture(scope="module")
 def cold_start(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random-init model nudged (a few SFT steps) towards '<answer>…</answer>', so rollouts differ in reward."""
-    path = build_tiny_model(tmp_path_factory.mktemp("rl-tiny"), hidden_size=64, num_layers=1, seed=0)
+    path = build_tiny_model(
+        tmp_path_factory.mktemp("rl-tiny"), hidden_size=64, num_layers=1, seed=0
+    )
     policy = TransformersPolicy(path)
     task = _task()
+
     async def prompt_ids() -> list[int]:
         toolspace = Toolspace(ToolEnv.builtin().for_task(task).sources)
         await toolspace.refresh()
@@ -53,8 +56,16 @@ def cold_start(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _config(model: Path, out: Path, **overrides: object) -> RLConfig:
     values = dict(
-        model=str(model), output_dir=out, steps=2, tasks_per_step=1, group_size=4, max_turns=1,
-        max_new_tokens=10, learning_rate=1e-3, save_every=1, kl_coef=0.05,
+        model=str(model),
+        output_dir=out,
+        steps=2,
+        tasks_per_step=1,
+        group_size=4,
+        max_turns=1,
+        max_new_tokens=10,
+        learning_rate=1e-3,
+        save_every=1,
+        kl_coef=0.05,
     )
     values.update(overrides)
     return RLConfig(**values)
@@ -85,9 +96,14 @@ def test_two_rl_steps_end_to_end_change_params_and_resume(cold_start: Path, tmp_
 
 @pytest.mark.parametrize(
     ("bad", "match"),
-    [({"group_size": 1}, "group_size"), ({"temperature": 0.0}, "temperature"), ({"steps": 0}, "steps"),
-     ({"reward": {"nope": 1}}, "reward"), ({"advantage": {"estimator": "ppo"}}, "estimator"),
-     ({"aggregation": "sum"}, "aggregation")],
+    [
+        ({"group_size": 1}, "group_size"),
+        ({"temperature": 0.0}, "temperature"),
+        ({"steps": 0}, "steps"),
+        ({"reward": {"nope": 1}}, "reward"),
+        ({"advantage": {"estimator": "ppo"}}, "estimator"),
+        ({"aggregation": "sum"}, "aggregation"),
+    ],
 )
 def test_rl_config_rejects_bad_values(bad: dict, match: str) -> None:
     with pytest.raises(ConfigError, match=match):

@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from training.rl.cli import rl_app
+
+
+def test_help_lists_the_config_option() -> None:
+    result = CliRunner().invoke(rl_app, ["--help"])
+    assert result.exit_code == 0 and "--config" in result.output
+
+
+def test_bad_config_file_is_one_readable_error(tmp_path: Path) -> None:
+    config = tmp_path / "rl.json"
+    config.write_text('{"group_size": 1}')
+    result = CliRunner().invoke(rl_app, ["--config", str(config)])
+    assert result.exit_code == 2 and "group_size" in result.output
+    missing = CliRunner().invoke(rl_app, ["--config", str(tmp_path / "nope.yaml")])
+    assert missing.exit_code == 2 and "does not exist" in missing.output
