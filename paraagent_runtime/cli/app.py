@@ -86,6 +86,7 @@ def _mount_subcommands() -> None:
     """Attach the commands each area provides (their heavy imports stay inside the commands)."""
     from mcp_servers.toolenv.catalog.cli import toolenv_app
     from training.cli import train_app
+    from training.rl.cli import rl_app
     from tui.cli import chat_command
 
     from ..mcp.cli import serve_app
@@ -105,6 +106,7 @@ def _mount_subcommands() -> None:
     )
     app.add_typer(eval_app, name="eval", help="Evaluate retrieval and agents.")
     app.add_typer(toolenv_app, name="toolenv")
+    train_app.add_typer(rl_app, name="rl")
     app.add_typer(train_app, name="train")
 
 
