@@ -1,1 +1,1 @@
-"""Training: cold-start demonstrations (``training.demos``), SFT (``training.sft``) and shared config plumbing."""
+"""Training: cold-start demos (``training.demos``), SFT (``training.sft``), RL, config plumbing."""

@@ -1,4 +1,4 @@
-"""``paraagent train …``: the training sub-app (mounted by the lead as ``app.add_typer(train_app, name="train")``)."""
+"""``paraagent train …``: the training sub-app (the root CLI mounts ``train_app`` as ``train``)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def demos_command(
     seed: Annotated[int | None, typer.Option(help="Override seed.")] = None,
     show_fields: ShowFields = False,
 ) -> None:
-    """Build multi-agent demonstrations over ToolEnv tasks, filter and balance them, write the card."""
+    """Build multi-agent demonstrations over ToolEnv tasks, filter, balance, write the card."""
     from rich.progress import Progress
 
     from .config import load_config
@@ -75,7 +75,8 @@ def demos_command(
     except ParaAgentError as exc:
         raise _fail(exc) from exc
     console.print(
-        f"kept [bold]{len(build.demos)}[/] of {build.candidates} candidates ({len(build.rejected)} rejected) → "
+        f"kept [bold]{len(build.demos)}[/] of {build.candidates} candidates "
+        f"({len(build.rejected)} rejected) → "
         f"{build.demos_path}\ncard: {build.card_path}"
     )
 
@@ -88,7 +89,7 @@ def sft_command(
     max_steps: Annotated[int | None, typer.Option(help="Override max_steps.")] = None,
     show_fields: ShowFields = False,
 ) -> None:
-    """Fine-tune (LoRA) on demonstrations with TRL; resumes from the last checkpoint in output_dir."""
+    """Fine-tune (LoRA) on demonstrations with TRL; resumes from output_dir's last checkpoint."""
     from .config import load_config
     from .sft import SFTRunConfig, train_sft
 
@@ -106,6 +107,10 @@ def sft_command(
     console.print(
         f"saved [bold]{result.model_dir}[/] ({result.examples} sequences): {result.metrics}"
     )
+
+
+def _print_row(row: object) -> None:
+    console.print(f"  {row!r}", highlight=False)
 
 
 @train_app.command("eval")
@@ -162,16 +167,28 @@ def eval_command(
                 policy = TransformersPolicy(model, adapter=path)
                 summary, _ = asyncio.run(
                     evaluate_policy(
-                        policy, tasks, model=label, mode=mode, max_turns=max_turns, max_tokens=max_tokens,
+                        policy, tasks, model=label, mode=mode, max_turns=max_turns,
+                        max_tokens=max_tokens,
                         trajectory=writer,
-                        on_row=lambda row: console.print(f"  {row.task_id}: success={row.success} status={row.status} turns={row.turns}"),
+                        on_row=_print_row,
                     )
                 )  # fmt: skip
                 table.add_row(
                     label, str(summary.tasks), f"{summary.success_rate:.2f}", str(summary.answered),
-                    f"{summary.mean_turns:.2f}", f"{summary.mean_calls:.2f}", f"{summary.calls_per_execute_turn:.2f}",
+                    f"{summary.mean_turns:.2f}", f"{summary.mean_calls:.2f}",
+                    f"{summary.calls_per_execute_turn:.2f}",
                     str(summary.format_error_turns),
                 )  # fmt: skip
     except ParaAgentError as exc:
         raise _fail(exc) from exc
     console.print(table)
+
+
+def _mount_stages() -> None:
+    """Attach the later training stages' sub-apps (their heavy imports stay inside the commands)."""
+    from .rl.cli import rl_app
+
+    train_app.add_typer(rl_app, name="rl", help="RL with multi-level advantage decoupling.")
+
+
+_mount_stages()

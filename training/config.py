@@ -93,7 +93,8 @@ def load_config(cls: type[C], path: str | os.PathLike[str] | None = None, **over
     if unknown:
         where = f"{path}: " if path is not None else ""
         raise ConfigError(
-            f"{where}unknown field(s) {', '.join(unknown)} for {cls.__name__}; known fields: {', '.join(sorted(names))}"
+            f"{where}unknown field(s) {', '.join(unknown)} for {cls.__name__}; "
+            f"known fields: {', '.join(sorted(names))}"
         )
     hints = typing.get_type_hints(cls)
     values = {key: _coerce(hints.get(key), value) for key, value in data.items()}

@@ -114,3 +114,10 @@ def test_cli_show_fields_and_bad_config(tmp_path: Path) -> None:
     failed = CliRunner().invoke(train_app, ["sft", "--config", str(bad)])
     assert failed.exit_code == 2
     assert "lora_rank" in failed.output
+
+
+def test_train_app_lists_every_stage() -> None:
+    shown = CliRunner().invoke(train_app, ["--help"])
+    assert shown.exit_code == 0
+    for command in ("demos", "sft", "eval", "rl"):
+        assert command in shown.output

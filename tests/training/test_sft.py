@@ -91,8 +91,9 @@ async def test_pipeline_demos_sft_adapter_runs_in_the_agent(
     import asyncio
 
     config = SFTRunConfig(
-        demos=demo_build.demos_path, model=str(tiny_model), output_dir=tmp_path / "sft", max_length=512,
-        drop_long=False, max_demos=8, max_steps=2, batch_size=2, learning_rate=1e-2, lora_r=4, lora_alpha=8,
+        demos=demo_build.demos_path, model=str(tiny_model), output_dir=tmp_path / "sft",
+        max_length=512, drop_long=False, max_demos=8, max_steps=2, batch_size=2,
+        learning_rate=1e-2, lora_r=4, lora_alpha=8,
         device="cpu", save_steps=1, logging_steps=1,
     )  # fmt: skip
     result = await asyncio.to_thread(train_sft, config)

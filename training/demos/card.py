@@ -21,10 +21,12 @@ __all__ = ["card_stats", "write_card"]
 PROVENANCE = (
     "Demonstrations were produced by scripted planner / explorer / executor / verifier roles that "
     "read ToolEnv's privileged task information (the gold call DAG and the answer facts) to decide "
-    "what to do. Every call really ran through the paraagent agent loop, dispatcher and the ToolEnv "
-    "simulator, so tool cards and results are real. The reasoning in <think> only mentions what the "
+    "what to do. Every call really ran through the paraagent agent loop, dispatcher and the "
+    "ToolEnv simulator, so tool cards and results are real. The reasoning in <think> only "
+    "mentions what the "
     "trajectory has shown at that point (the query, returned cards and results). Answers are the "
-    "task's gold answer, emitted only after the verifier found every answer fact in the observed results "
+    "task's gold answer, emitted only after the verifier found every answer fact in the "
+    "observed results "
     "and the ToolEnv checker accepted it."
 )
 
@@ -87,10 +89,12 @@ def write_card(
         PROVENANCE,
         "",
         f"- mode: `{config.mode}`, split: `{config.split}`, seed: {config.seed}",
-        f"- candidates: {candidates}, passed filters: {len(passed)}, rejected: {len(rejected)}, kept (balanced): {stats['count']}",
+        f"- candidates: {candidates}, passed filters: {len(passed)}, rejected: {len(rejected)}, "
+        f"kept (balanced): {stats['count']}",
         f"- rejection reasons: {json.dumps(card['rejection_reasons'])}",
-        "- filters: answer passes the ToolEnv checker; every turn grammar-valid (strict parse); no call in a batch "
-        f"depends on another call of the same batch; at most {config.max_irrelevant_calls} call(s) outside the gold DAG; "
+        "- filters: answer passes the ToolEnv checker; every turn grammar-valid (strict parse); "
+        "no call in a batch depends on another call of the same batch; "
+        f"at most {config.max_irrelevant_calls} call(s) outside the gold DAG; "
         f"tool turns <= gold depth + {config.turn_slack}",
         "",
         "| statistic | value |",

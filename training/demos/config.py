@@ -39,14 +39,16 @@ class DemoConfig:
     )
     mode: str = option(
         "paraact",
-        help="Demo style: paraact (phases, parallel calls), react (one call per turn) or decoupled.",
+        help="Demo style: paraact (phases, parallel calls), react (one call per turn), "
+        "or decoupled.",
     )
     search_top_k: int = option(
         3, help="top_k of the explorer's search_tools calls (small keeps prompts compact)."
     )
     lazy_explore_prob: float = option(
         0.35,
-        help="Share of episodes that explore just in time (search before each DAG level) instead of "
+        help="Share of episodes that explore just in time (search before each DAG level) "
+        "instead of "
         "all tools up front; gives trajectories with several phase switches (paraact mode only).",
     )
     recovery_prob: float = option(
@@ -62,7 +64,8 @@ class DemoConfig:
     )
     turn_slack: int = option(
         3,
-        help="Filter: tool turns must be <= gold depth + turn_slack (react: gold calls + tools + slack).",
+        help="Filter: tool turns must be <= gold depth + turn_slack "
+        "(react: gold calls + tools + slack).",
     )
     max_irrelevant_calls: int = option(
         1, help="Filter: at most this many calls of tools outside the gold DAG."
@@ -94,7 +97,8 @@ class DemoConfig:
             raise ConfigError("turn_slack and max_irrelevant_calls must be >= 0")
         if self.max_turns < 2:
             raise ConfigError(
-                f"max_turns: a demo needs at least 2 turns (a call and an answer), got {self.max_turns}"
+                "max_turns: a demo needs at least 2 turns (a call and an answer), "
+                f"got {self.max_turns}"
             )
         if self.families is not None:
             from mcp_servers.toolenv.tasks import FAMILIES
@@ -102,6 +106,7 @@ class DemoConfig:
             unknown = sorted(set(self.families) - set(FAMILIES))
             if unknown or not self.families:
                 raise ConfigError(
-                    f"families: unknown {unknown or '(empty list)'}; choose from {', '.join(sorted(FAMILIES))}"
+                    f"families: unknown {unknown or '(empty list)'}; "
+                    f"choose from {', '.join(sorted(FAMILIES))}"
                 )
         self.output_dir = Path(self.output_dir)

@@ -101,7 +101,7 @@ def irrelevant_calls(task: Task, turns: Sequence[Turn]) -> int:
 
 
 def tool_turn_limit(task: Task, limits: FilterLimits) -> int:
-    """The most tool turns allowed: gold depth + slack (react: gold calls + distinct tools + slack)."""
+    """The most tool turns allowed: gold depth + slack (react: gold calls + tools + slack)."""
     if limits.mode == "react":
         return len(task.calls) + len(task.tools) + limits.turn_slack
     return task.depth + limits.turn_slack

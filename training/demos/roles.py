@@ -259,7 +259,7 @@ class ScriptedExplorer:
 
 
 class ScriptedExecutor:
-    """Issues every ready call in one batch (one call in react mode); handles errors and the injected slip."""
+    """Issues every ready call in one batch (one in react mode); handles errors and the slip."""
 
     async def execute(self, state: DemoState) -> RoleAction | None:
         """The next batch of gold calls, with bound arguments read from earlier results."""
@@ -288,7 +288,8 @@ class ScriptedExecutor:
                 wrong_name, output = state.wrong[node]
                 keys = ", ".join(list(output)[:4]) if isinstance(output, dict) else "other data"
                 notes.append(
-                    f"{wrong_name} returned {keys}, not what I need; {name} fits: {state.plan.needs[call.tool]}."
+                    f"{wrong_name} returned {keys}, not what I need; "
+                    f"{name} fits: {state.plan.needs[call.tool]}."
                 )
             calls.append(Pending(name, arguments, "gold", node=node, tool=call.tool))
         if not state.executed and state.plan.recovery and not state.recovery_used:

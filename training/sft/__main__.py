@@ -1,4 +1,4 @@
-"""``python -m training.sft --config …``: the SFT entry point for ``accelerate launch`` (multi-GPU)."""
+"""``python -m training.sft --config …``: SFT entry point for ``accelerate launch`` (multi-GPU)."""
 
 from __future__ import annotations
 

@@ -95,7 +95,8 @@ class SFTRunConfig:
             raise ConfigError("batch_size and gradient_accumulation_steps must be >= 1")
         if not 0 < self.learning_rate < 1:
             raise ConfigError(
-                f"learning_rate: expected a small positive number like 2e-4, got {self.learning_rate}"
+                "learning_rate: expected a small positive number like 2e-4, "
+                f"got {self.learning_rate}"
             )
         if self.lr_scheduler not in _SCHEDULERS:
             raise ConfigError(
@@ -105,7 +106,8 @@ class SFTRunConfig:
             raise ConfigError(f"warmup: must be >= 0, got {self.warmup}")
         if self.lora and (self.lora_r < 1 or self.lora_alpha < 1 or not self.lora_target_modules):
             raise ConfigError(
-                "lora_r and lora_alpha must be >= 1 and lora_target_modules non-empty (or set lora: false)"
+                "lora_r and lora_alpha must be >= 1 and lora_target_modules non-empty "
+                "(or set lora: false)"
             )
         if not 0 <= self.lora_dropout < 1:
             raise ConfigError(f"lora_dropout: must be within [0, 1), got {self.lora_dropout}")

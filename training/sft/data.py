@@ -73,7 +73,8 @@ def encode_demo(
         upto = encoder.encode_messages(messages[: index + 1], add_generation_prompt=False)
         if full[: len(prompt)] != prompt or full[: len(upto)] != upto:
             raise ConfigError(
-                "the chat template is not prefix-consistent: the rendering of a conversation does not start "
+                "the chat template is not prefix-consistent: the rendering of a conversation "
+                "does not start "
                 "with the rendering of its prompt, so assistant tokens cannot be masked"
             )
         end = len(upto)
@@ -93,7 +94,7 @@ def tokenize_demos(
     max_length: int,
     drop_long: bool = True,
 ) -> TokenizedDemos:
-    """Tokenize demos; longer than ``max_length`` ones are dropped or truncated (keeping the start)."""
+    """Tokenize demos; ones over ``max_length`` are dropped or truncated (keeping the start)."""
     out = TokenizedDemos()
     for demo in demos:
         ids, mask = encode_demo(demo.messages, encoder, eos_ids)

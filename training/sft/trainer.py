@@ -82,7 +82,8 @@ def _progress_callback(console: Console | None) -> TrainerCallback:
             if not state.is_world_process_zero:
                 return
             self.progress = Progress(
-                TextColumn("[bold]sft[/]"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[loss]}"),
+                TextColumn("[bold]sft[/]"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.fields[loss]}"),
                 TimeRemainingColumn(), console=console, transient=False,
             )  # fmt: skip
             self.progress.start()
@@ -192,7 +193,8 @@ def prepare_data(config: SFTRunConfig, policy: TransformersPolicy) -> TokenizedD
     if not data.rows:
         raise ConfigError(
             f"no demo of {config.demos} fits max_length={config.max_length} "
-            f"({len(data.dropped_long)} too long, {len(data.no_loss)} without assistant tokens after truncation): "
+            f"({len(data.dropped_long)} too long, {len(data.no_loss)} without assistant tokens "
+            "after truncation): "
             "raise max_length or set drop_long: false"
         )
     return data
