@@ -7,7 +7,7 @@ from typing import Protocol, runtime_checkable
 
 from .tools import ToolSpec
 
-__all__ = ["ToolSearch"]
+__all__ = ["ToolSearch", "default_tool_search"]
 
 
 @runtime_checkable
@@ -25,3 +25,21 @@ class ToolSearch(Protocol):
     async def search(self, query: str, *, top_k: int = 5) -> list[tuple[str, float]]:
         """Return ``(tool_id, score)`` pairs for ``query``, best first."""
         ...
+
+
+def default_tool_search() -> ToolSearch:
+    """The search the CLI puts behind ``search_tools``: hybrid FAISS + BM25 when installed.
+
+    Falls back to the keyword search when the ``retrieval`` extra is missing. Embeddings are
+    persisted in the default index directory, so a catalog is embedded once per machine.
+    """
+    from .errors import UserError
+
+    try:
+        from .retrieval import HybridToolSearch, RetrievalConfig, default_index_dir
+
+        return HybridToolSearch(RetrievalConfig(index_dir=default_index_dir()))
+    except UserError:
+        from .keyword_search import KeywordToolSearch
+
+        return KeywordToolSearch()

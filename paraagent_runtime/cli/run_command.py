@@ -16,6 +16,7 @@ from ..policy import policy_from_spec
 from ..policy.base import Policy, SamplingParams
 from ..prompts import AgentMode
 from ..report import summarize, summary_table, trace_table
+from ..search import default_tool_search
 from ..sources import ToolSource
 from ..toolspace import Toolspace
 from ..trajectory import Episode, TrajectoryWriter
@@ -124,13 +125,14 @@ async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
     )
     extra_sources = await _mcp_sources(options.mcp_config)
     base_env = ToolEnv.builtin(seed=options.seed)
+    search = default_tool_search()
     episodes: list[Episode] = []
     console.print(f"policy [bold]{options.policy}[/], mode [bold]{options.mode}[/], trajectories → {options.trajectory}")
     try:
         with TrajectoryWriter(options.trajectory) as writer:
             for number, item in enumerate(items, start=1):
                 env = base_env.for_task(item.toolenv_task) if item.toolenv_task is not None else base_env
-                toolspace = Toolspace([*env.sources, *extra_sources])
+                toolspace = Toolspace([*env.sources, *extra_sources], search=search)
                 await toolspace.refresh()
                 console.rule(f"[{number}/{len(items)}] {item.task_id or 'task'}")
                 console.print(item.query, highlight=False)
