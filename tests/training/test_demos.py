@@ -215,3 +215,13 @@ def test_load_demos_names_the_bad_line(tmp_path) -> None:
     bad.write_text('\n{"id": 1}\n')
     with pytest.raises(ConfigError, match=r"bad.jsonl:2"):
         load_demos(bad)
+
+
+def test_mistake_turns_point_at_the_slip(demo_build: DemoBuild) -> None:
+    recovered = [demo for demo in demo_build.demos if demo.recovery is not None]
+    for demo in recovered:
+        [index] = demo.mistake_turns
+        turns = assistant_turns(demo.messages)
+        assert turns[index].phase == "execute"
+        assert all(turn.phase == "explore" for turn in turns[:index])
+    assert all(not demo.mistake_turns for demo in demo_build.demos if demo.recovery is None)

@@ -142,3 +142,14 @@ def test_too_short_max_length_drops_everything(
     )
     with pytest.raises(ConfigError, match="fits max_length=64"):
         train_sft(config)
+
+
+def test_mistake_turns_carry_no_loss(demo_build: DemoBuild, policy: TransformersPolicy) -> None:
+    demo = next(demo for demo in demo_build.demos if demo.mistake_turns)
+    eos = [policy.tokenizer.eos_token_id]
+    _, full = encode_demo(demo.messages, policy, eos)
+    _, skipped = encode_demo(demo.messages, policy, eos, skip_turns=demo.mistake_turns)
+    assistant = [m for m in demo.messages if m.role == "assistant"]
+    mistake = assistant[demo.mistake_turns[0]].content
+    dropped = sum(full) - sum(skipped)
+    assert 0 < dropped == len(policy.tokenizer(mistake)["input_ids"]) + 1

@@ -96,6 +96,8 @@ def write_card(
         "no call in a batch depends on another call of the same batch; "
         f"at most {config.max_irrelevant_calls} call(s) outside the gold DAG; "
         f"tool turns <= gold depth + {config.turn_slack}",
+        "- recovered demos: the turn with the injected mistake is listed in `mistake_turns`; SFT "
+        "keeps it in the context but puts no loss on it",
         "",
         "| statistic | value |",
         "|---|---|",

@@ -41,6 +41,10 @@ class Demo(BaseModel):
         description="eager (explore everything first) or lazy (explore before each level)."
     )
     recovery: str | None = Field(default=None, description="The recovered mistake, if any.")
+    mistake_turns: list[int] = Field(
+        default_factory=list,
+        description="Assistant turns (0-based) with the injected mistake; SFT puts no loss there.",
+    )
     messages: list[Message]
     answer: str | None = None
     success: bool = False
@@ -118,6 +122,7 @@ async def run_demos(
                 if plan is not None and plan.lazy and config.mode == "paraact"
                 else "eager",
                 recovery=recovered,
+                mistake_turns=state.mistake_turns if state is not None and recovered else [],
                 messages=episode.messages,
                 answer=episode.answer,
                 success=verdict.kept,

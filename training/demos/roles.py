@@ -102,6 +102,7 @@ class DemoState:
     pending: list[Pending] = field(default_factory=list)
     executed: bool = False
     recovery_used: bool = False
+    mistake_turns: list[int] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     roles: list[str] = field(default_factory=list)
 
@@ -325,6 +326,7 @@ class ScriptedExecutor:
     def _slip(state: DemoState, calls: list[Pending]) -> list[Pending]:
         """Inject the planned recoverable mistake into the first batch."""
         state.recovery_used = True
+        state.mistake_turns.append(len(state.roles))
         target = state.rng.randrange(len(calls))
         call = calls[target]
         spec = state.specs[call.tool]  # type: ignore[index]
@@ -340,6 +342,7 @@ class ScriptedExecutor:
         required = [key for key in spec.input_schema.get("required") or [] if key in call.arguments]
         if not required:
             state.plan.recovery = None
+            state.mistake_turns.pop()
             return calls
         state.plan.recovery = "bad_arguments"
         dropped = {key: value for key, value in call.arguments.items() if key != required[0]}

@@ -56,9 +56,16 @@ class TokenizedDemos:
 
 
 def encode_demo(
-    messages: Sequence[Message], encoder: ChatEncoder, eos_ids: Sequence[int]
+    messages: Sequence[Message],
+    encoder: ChatEncoder,
+    eos_ids: Sequence[int],
+    *,
+    skip_turns: Sequence[int] = (),
 ) -> tuple[list[int], list[int]]:
     """``(input_ids, assistant_mask)`` of one conversation.
+
+    ``skip_turns`` are assistant turn indices (0-based) left out of the loss: a demo's injected
+    mistake stays in the context the recovery learns from, but is never itself imitated.
 
     Raises:
         ConfigError: the chat template is not prefix-consistent (a conversation's rendering does
@@ -66,8 +73,12 @@ def encode_demo(
     """
     full = encoder.encode_messages(messages, add_generation_prompt=False)
     mask = [0] * len(full)
+    assistant = -1
     for index, message in enumerate(messages):
         if message.role != "assistant":
+            continue
+        assistant += 1
+        if assistant in skip_turns:
             continue
         prompt = encoder.encode_messages(messages[:index], add_generation_prompt=True)
         upto = encoder.encode_messages(messages[: index + 1], add_generation_prompt=False)
@@ -97,7 +108,7 @@ def tokenize_demos(
     """Tokenize demos; ones over ``max_length`` are dropped or truncated (keeping the start)."""
     out = TokenizedDemos()
     for demo in demos:
-        ids, mask = encode_demo(demo.messages, encoder, eos_ids)
+        ids, mask = encode_demo(demo.messages, encoder, eos_ids, skip_turns=demo.mistake_turns)
         if len(ids) > max_length:
             if drop_long:
                 out.dropped_long.append(demo.id)
