@@ -115,7 +115,9 @@ def infer_phase(calls: Sequence[ToolCall], meta_tools: Iterable[str] = META_TOOL
     return "explore" if all(call.name in meta for call in calls) else "execute"
 
 
-def _parse_call_body(body: str, index: int, id_prefix: str) -> tuple[list[ToolCall], list[FormatError]]:
+def _parse_call_body(
+    body: str, index: int, id_prefix: str
+) -> tuple[list[ToolCall], list[FormatError]]:
     """Parse one ``<tool_call>`` body; a JSON list of call objects is accepted too."""
     try:
         payload = json.loads(body)
@@ -157,7 +159,9 @@ def _parse_call_body(body: str, index: int, id_prefix: str) -> tuple[list[ToolCa
                 )
             )
             continue
-        calls.append(ToolCall(id=f"{id_prefix}_{len(calls) + index}", name=item["name"], arguments=arguments))
+        calls.append(
+            ToolCall(id=f"{id_prefix}_{len(calls) + index}", name=item["name"], arguments=arguments)
+        )
     return calls, errors
 
 
@@ -236,7 +240,9 @@ def parse_turn(
         if answer_match.group(2):
             answer = answer_match.group(1).strip()
         else:
-            errors.append(FormatError(kind=FormatErrorKind.TRUNCATED, message="<answer> is never closed"))
+            errors.append(
+                FormatError(kind=FormatErrorKind.TRUNCATED, message="<answer> is never closed")
+            )
             if not strict:
                 answer = answer_match.group(1).strip()
 
@@ -297,7 +303,9 @@ def render_turn(turn: Turn, *, include_inferred_phase: bool = True) -> str:
     if turn.phase is not None and (include_inferred_phase or not turn.phase_inferred):
         parts.append(f"<phase>{turn.phase}</phase>")
     for call in turn.calls:
-        parts.append(f"<tool_call>{_dump_json({'name': call.name, 'arguments': call.arguments})}</tool_call>")
+        parts.append(
+            f"<tool_call>{_dump_json({'name': call.name, 'arguments': call.arguments})}</tool_call>"
+        )
     if turn.answer is not None and not turn.calls:
         parts.append(f"<answer>{turn.answer}</answer>")
     return "\n".join(parts)
@@ -328,7 +336,9 @@ def parse_observations(text: str) -> list[Observation]:
             content = json.loads(body)
         except ValueError:
             content = body
-        observations.append(Observation(name=match.group("name"), id=match.group("id"), content=content))
+        observations.append(
+            Observation(name=match.group("name"), id=match.group("id"), content=content)
+        )
     return observations
 
 
@@ -361,4 +371,6 @@ def turn_from_openai(
             f"<tool_call>{_dump_json({'name': function.get('name'), 'arguments': arguments})}</tool_call>"
         )
     text = _CALL.sub("", content or "").strip()
-    return parse_turn("\n".join([text, *blocks]).strip(), id_prefix=id_prefix, meta_tools=meta_tools)
+    return parse_turn(
+        "\n".join([text, *blocks]).strip(), id_prefix=id_prefix, meta_tools=meta_tools
+    )

@@ -17,7 +17,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .actions import META_TOOLS, Turn, parse_turn, render_observations, render_turn, turn_from_openai
+from .actions import (
+    META_TOOLS,
+    Turn,
+    parse_turn,
+    render_observations,
+    render_turn,
+    turn_from_openai,
+)
 from .dispatch import DispatchConfig, Dispatcher
 from .errors import ConfigError, ParaAgentError
 from .events import (
@@ -36,7 +43,7 @@ from .meta import META_TOOL_SPECS
 from .policy.base import Completion, Message, Policy, SamplingParams
 from .prompts import AgentMode, system_prompt
 from .tools import ToolCall, ToolErrorKind, ToolResult, ToolSpec
-from .toolspace import Toolspace, ToolSession
+from .toolspace import ToolSession, Toolspace
 from .trajectory import Episode, TrajectoryWriter, TurnRecord
 
 __all__ = ["Agent", "AgentConfig", "EventCallback"]
@@ -72,7 +79,9 @@ class AgentConfig:
 
     def __post_init__(self) -> None:
         if self.mode not in _MODES:
-            raise ConfigError(f"mode: unknown agent mode {self.mode!r} (use one of {', '.join(_MODES)})")
+            raise ConfigError(
+                f"mode: unknown agent mode {self.mode!r} (use one of {', '.join(_MODES)})"
+            )
         if self.max_turns < 1:
             raise ConfigError(f"max_turns: must be at least 1, got {self.max_turns}")
 
@@ -289,13 +298,15 @@ class Agent:
 
         for result in refused.values():
             await on_finish(result)
-        results = await self.dispatcher.run_turn(runnable, session, on_start=on_start, on_finish=on_finish)
+        results = await self.dispatcher.run_turn(
+            runnable, session, on_start=on_start, on_finish=on_finish
+        )
         by_id = {result.call_id: result for result in results} | refused
         return [by_id[call.id] for call in turn.calls]
 
     def _format_feedback(self, turn: Turn, index: int) -> ToolResult:
         problems = "; ".join(error.message for error in turn.errors) or "no tool call and no answer"
-        hint = "Write <tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call> blocks or <answer>...</answer>."
+        hint = 'Write <tool_call>{"name": ..., "arguments": {...}}</tool_call> blocks or <answer>...</answer>.'
         return ToolResult(
             call_id=f"t{index}",
             name="format_error",

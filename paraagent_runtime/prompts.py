@@ -46,7 +46,9 @@ def system_prompt(
     """Build the system prompt for ``mode``; ``preloaded`` tools are listed with their schemas."""
     parts = [_GRAMMAR, _MODES[mode].format(k_max=max_calls_per_turn)]
     if preloaded:
-        listing = "\n".join(json.dumps(spec.schema_view(), ensure_ascii=False) for spec in preloaded)
+        listing = "\n".join(
+            json.dumps(spec.schema_view(), ensure_ascii=False) for spec in preloaded
+        )
         parts.append(f"These tools are already loaded:\n{listing}")
     if extra:
         parts.append(extra)

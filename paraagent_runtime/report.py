@@ -32,14 +32,19 @@ def _calls_cell(episode: Episode, index: int) -> Text:
         if turn.answer is not None:
             cell.append(f"answer: {turn.answer[:200]}", style="bold")
         elif turn.format_errors:
-            cell.append("format error: " + "; ".join(e.message for e in turn.format_errors)[:200], style="red")
+            cell.append(
+                "format error: " + "; ".join(e.message for e in turn.format_errors)[:200],
+                style="red",
+            )
     cell.rstrip()
     return cell
 
 
 def trace_table(episode: Episode) -> Table:
     """A table with one row per turn: phase, number of calls, the calls, model and tool latency."""
-    table = Table(title=f"{episode.task_id or episode.id}: {episode.task[:90]}", title_justify="left")
+    table = Table(
+        title=f"{episode.task_id or episode.id}: {episode.task[:90]}", title_justify="left"
+    )
     table.add_column("turn", justify="right")
     table.add_column("phase")
     table.add_column("calls", justify="right")
@@ -82,7 +87,9 @@ def summarize(episodes: Sequence[Episode]) -> RunSummary:
         answered=sum(e.status == "answered" for e in episodes),
         checked=len(checked),
         succeeded=sum(bool(e.metadata["success"]) for e in checked),
-        success_rate=(sum(bool(e.metadata["success"]) for e in checked) / len(checked)) if checked else None,
+        success_rate=(sum(bool(e.metadata["success"]) for e in checked) / len(checked))
+        if checked
+        else None,
         mean_turns=mean(len(e.turns) for e in episodes) if episodes else 0.0,
         mean_calls=mean(e.n_calls for e in episodes) if episodes else 0.0,
         mean_calls_per_tool_turn=mean(tool_turns) if tool_turns else 0.0,
@@ -95,7 +102,11 @@ def summary_table(summary: RunSummary) -> Table:
     table = Table(title="summary", title_justify="left", show_header=False)
     table.add_column("metric")
     table.add_column("value", justify="right")
-    rate = "n/a" if summary.success_rate is None else f"{summary.succeeded}/{summary.checked} = {summary.success_rate:.0%}"
+    rate = (
+        "n/a"
+        if summary.success_rate is None
+        else f"{summary.succeeded}/{summary.checked} = {summary.success_rate:.0%}"
+    )
     rows = [
         ("episodes", str(summary.episodes)),
         ("answered", str(summary.answered)),

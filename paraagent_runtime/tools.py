@@ -41,7 +41,9 @@ class ToolSpec(BaseModel):
 
     id: str
     description: str = ""
-    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    input_schema: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
     output_schema: dict[str, Any] | None = None
     annotations: ToolAnnotations = Field(default_factory=ToolAnnotations)
     category: str = ""

@@ -25,7 +25,9 @@ console = Console()
 
 @app.callback()
 def _global(
-    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More logging (-v info, -vv debug).")] = 0,
+    verbose: Annotated[
+        int, typer.Option("--verbose", "-v", count=True, help="More logging (-v info, -vv debug).")
+    ] = 0,
 ) -> None:
     """Configure logging for every command."""
     level = logging.WARNING - 10 * min(verbose, 2)
@@ -41,16 +43,26 @@ PolicyOption = Annotated[
     ),
 ]
 BaseUrlOption = Annotated[
-    str | None, typer.Option("--base-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (vllm serve).")
+    str | None,
+    typer.Option(
+        "--base-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (vllm serve)."
+    ),
 ]
-ModeOption = Annotated[str, typer.Option("--mode", "-m", help="Agent mode: paraact, react or decoupled.")]
+ModeOption = Annotated[
+    str, typer.Option("--mode", "-m", help="Agent mode: paraact, react or decoupled.")
+]
 
 
 @app.command()
 def run(
     task: Annotated[str | None, typer.Argument(help="A task in natural language.")] = None,
-    tasks: Annotated[Path | None, typer.Option("--tasks", help="JSONL file of tasks (ToolEnv tasks or {\"query\": ...}).")] = None,
-    builtin_tasks: Annotated[int, typer.Option("--builtin-tasks", help="Run the first N built-in ToolEnv tasks.")] = 0,
+    tasks: Annotated[
+        Path | None,
+        typer.Option("--tasks", help='JSONL file of tasks (ToolEnv tasks or {"query": ...}).'),
+    ] = None,
+    builtin_tasks: Annotated[
+        int, typer.Option("--builtin-tasks", help="Run the first N built-in ToolEnv tasks.")
+    ] = 0,
     policy: PolicyOption = "local",
     base_url: BaseUrlOption = None,
     mode: ModeOption = "paraact",
@@ -58,8 +70,14 @@ def run(
     max_tokens: Annotated[int, typer.Option(help="Tokens per model turn.")] = 384,
     temperature: Annotated[float, typer.Option(help="Sampling temperature (0 = greedy).")] = 0.0,
     seed: Annotated[int, typer.Option(help="ToolEnv world seed for free-form tasks.")] = 0,
-    mcp_config: Annotated[Path | None, typer.Option("--mcp-config", help="mcpServers JSON: add these MCP servers' tools.")] = None,
-    trajectory: Annotated[Path | None, typer.Option("--trajectory", "-o", help="JSONL file the episodes are appended to.")] = None,
+    mcp_config: Annotated[
+        Path | None,
+        typer.Option("--mcp-config", help="mcpServers JSON: add these MCP servers' tools."),
+    ] = None,
+    trajectory: Annotated[
+        Path | None,
+        typer.Option("--trajectory", "-o", help="JSONL file the episodes are appended to."),
+    ] = None,
 ) -> None:
     """Run the ParaAct agent on tasks and print each phase trace, the answers and a summary."""
     from .run_command import RunOptions, run_tasks
@@ -76,10 +94,10 @@ def run(
         temperature=temperature,
         seed=seed,
         mcp_config=mcp_config,
-        trajectory=trajectory or Path("runs") / f"trajectories-{time.strftime('%Y%m%d-%H%M%S')}.jsonl",
+        trajectory=trajectory
+        or Path("runs") / f"trajectories-{time.strftime('%Y%m%d-%H%M%S')}.jsonl",
     )
     asyncio.run(run_tasks(options, console))
-
 
 
 def _mount_subcommands() -> None:
@@ -94,16 +112,17 @@ def _mount_subcommands() -> None:
     from ..retrieval.evaluate import app as eval_app
     from .eval_toolenv import eval_toolenv_command
 
-    app.command("serve-model", help="Serve a local model over an OpenAI-compatible chat-completions API.")(
-        serve_model_command
-    )
-    app.command("chat", help="Open the Textual chat UI (ToolEnv + the default policy unless told otherwise).")(
-        chat_command
-    )
+    app.command(
+        "serve-model", help="Serve a local model over an OpenAI-compatible chat-completions API."
+    )(serve_model_command)
+    app.command(
+        "chat",
+        help="Open the Textual chat UI (ToolEnv + the default policy unless told otherwise).",
+    )(chat_command)
     app.add_typer(serve_app)
-    eval_app.command("toolenv", help="Success, turns, calls and critical path of the agent on ToolEnv tasks.")(
-        eval_toolenv_command
-    )
+    eval_app.command(
+        "toolenv", help="Success, turns, calls and critical path of the agent on ToolEnv tasks."
+    )(eval_toolenv_command)
     app.add_typer(eval_app, name="eval", help="Evaluate retrieval and agents.")
     app.add_typer(toolenv_app, name="toolenv")
     train_app.add_typer(rl_app, name="rl")

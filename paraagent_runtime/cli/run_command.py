@@ -61,9 +61,14 @@ def load_task_items(options: RunOptions) -> list[TaskItem]:
     if options.tasks_file is not None:
         items.extend(_read_tasks_file(options.tasks_file, Task))
     if options.builtin_tasks:
-        items.extend(TaskItem(query=t.query, task_id=t.id, toolenv_task=t) for t in builtin_tasks()[: options.builtin_tasks])
+        items.extend(
+            TaskItem(query=t.query, task_id=t.id, toolenv_task=t)
+            for t in builtin_tasks()[: options.builtin_tasks]
+        )
     if not items:
-        raise UserError('nothing to run: give a task ("paraagent run \\"...\\""), --tasks FILE or --builtin-tasks N')
+        raise UserError(
+            'nothing to run: give a task ("paraagent run \\"...\\""), --tasks FILE or --builtin-tasks N'
+        )
     return items
 
 
@@ -83,8 +88,12 @@ def _read_tasks_file(path: Path, task_model: Any) -> list[TaskItem]:
         if isinstance(record, dict) and "facts" in record and "calls" in record:
             task = task_model.model_validate(record)
             items.append(TaskItem(query=task.query, task_id=task.id, toolenv_task=task))
-        elif isinstance(record, dict) and isinstance(record.get("query") or record.get("task"), str):
-            items.append(TaskItem(query=record.get("query") or record["task"], task_id=record.get("id")))
+        elif isinstance(record, dict) and isinstance(
+            record.get("query") or record.get("task"), str
+        ):
+            items.append(
+                TaskItem(query=record.get("query") or record["task"], task_id=record.get("id"))
+            )
         else:
             raise ConfigError(f'{path}:{number}: expected a ToolEnv task or {{"query": "..."}}')
     return items
@@ -96,9 +105,14 @@ def _event_printer(console: Console) -> Any:
             console.print(f"  [dim]turn {event.turn}: thinking…[/]")
         elif isinstance(event, PhaseEvent) and event.calls:
             names = ", ".join(call.name for call in event.calls)
-            console.print(f"  [bold]{event.phase}[/] × {len(event.calls)}: {names}", highlight=False)
+            console.print(
+                f"  [bold]{event.phase}[/] × {len(event.calls)}: {names}", highlight=False
+            )
         elif isinstance(event, CallFinished) and not event.result.ok:
-            console.print(f"    [red]✗ {event.result.name}: {event.result.error_kind.value}[/]", highlight=False)
+            console.print(
+                f"    [red]✗ {event.result.name}: {event.result.error_kind.value}[/]",
+                highlight=False,
+            )
 
     return on_event
 
@@ -121,24 +135,35 @@ async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
     config = AgentConfig(
         mode=options.mode,
         max_turns=options.max_turns,
-        sampling=SamplingParams(max_tokens=options.max_tokens, temperature=options.temperature, seed=options.seed),
+        sampling=SamplingParams(
+            max_tokens=options.max_tokens, temperature=options.temperature, seed=options.seed
+        ),
     )
     extra_sources = await _mcp_sources(options.mcp_config)
     base_env = ToolEnv.builtin(seed=options.seed)
     search = default_tool_search()
     episodes: list[Episode] = []
-    console.print(f"policy [bold]{options.policy}[/], mode [bold]{options.mode}[/], trajectories → {options.trajectory}")
+    console.print(
+        f"policy [bold]{options.policy}[/], mode [bold]{options.mode}[/], trajectories → {options.trajectory}"
+    )
     try:
         with TrajectoryWriter(options.trajectory) as writer:
             for number, item in enumerate(items, start=1):
-                env = base_env.for_task(item.toolenv_task) if item.toolenv_task is not None else base_env
+                env = (
+                    base_env.for_task(item.toolenv_task)
+                    if item.toolenv_task is not None
+                    else base_env
+                )
                 toolspace = Toolspace([*env.sources, *extra_sources], search=search)
                 await toolspace.refresh()
                 console.rule(f"[{number}/{len(items)}] {item.task_id or 'task'}")
                 console.print(item.query, highlight=False)
                 metadata: dict[str, Any] = {}
                 episode = await Agent(policy, toolspace, config).run(
-                    item.query, task_id=item.task_id, on_event=_event_printer(console), metadata=metadata
+                    item.query,
+                    task_id=item.task_id,
+                    on_event=_event_printer(console),
+                    metadata=metadata,
                 )
                 if item.toolenv_task is not None:
                     check = check_answer(item.toolenv_task, episode.answer or "")
@@ -148,8 +173,15 @@ async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
                 console.print(trace_table(episode))
                 verdict = ""
                 if "success" in episode.metadata:
-                    verdict = "  [green]✓ success[/]" if episode.metadata["success"] else "  [red]✗ failed[/]"
-                console.print(f"[bold]answer[/] ({episode.status}): {episode.answer or '—'}{verdict}", highlight=False)
+                    verdict = (
+                        "  [green]✓ success[/]"
+                        if episode.metadata["success"]
+                        else "  [red]✗ failed[/]"
+                    )
+                console.print(
+                    f"[bold]answer[/] ({episode.status}): {episode.answer or '—'}{verdict}",
+                    highlight=False,
+                )
     finally:
         await policy.aclose()
         for source in extra_sources:

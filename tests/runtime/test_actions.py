@@ -19,7 +19,21 @@ from paraagent_runtime.actions import (
 )
 from paraagent_runtime.tools import ToolCall, ToolErrorKind, ToolResult
 
-TAGS = ["<think>", "</think>", "<phase>", "</phase>", "<tool_call>", "</tool_call>", "<answer>", "</answer>", "{", "}", '"name"', ":", '"arguments"']
+TAGS = [
+    "<think>",
+    "</think>",
+    "<phase>",
+    "</phase>",
+    "<tool_call>",
+    "</tool_call>",
+    "<answer>",
+    "</answer>",
+    "{",
+    "}",
+    '"name"',
+    ":",
+    '"arguments"',
+]
 
 
 def kinds(turn: Turn) -> set[FormatErrorKind]:
@@ -43,8 +57,10 @@ def test_parse_never_raises_on_tag_soup(text: str) -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3),
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3)
+    ),
     max_leaves=8,
 )
 names = st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,20}", fullmatch=True)
@@ -56,7 +72,11 @@ def turns(draw: st.DrawFn) -> Turn:
     think = draw(st.none() | plain_text)
     if draw(st.booleans()):
         calls = [
-            ToolCall(id=f"call_{i}", name=draw(names), arguments=draw(st.dictionaries(st.text(max_size=8), json_values, max_size=4)))
+            ToolCall(
+                id=f"call_{i}",
+                name=draw(names),
+                arguments=draw(st.dictionaries(st.text(max_size=8), json_values, max_size=4)),
+            )
             for i in range(draw(st.integers(1, 5)))
         ]
         phase = infer_phase(calls)
@@ -98,22 +118,30 @@ def test_missing_phase_is_inferred() -> None:
 
 
 def test_malformed_and_truncated_json_are_typed_errors() -> None:
-    turn = parse_turn('<tool_call>{"name": "a", "arguments": {"x": 1}</tool_call><tool_call>{"name": "b"')
+    turn = parse_turn(
+        '<tool_call>{"name": "a", "arguments": {"x": 1}</tool_call><tool_call>{"name": "b"'
+    )
     assert FormatErrorKind.MALFORMED_JSON in kinds(turn)
     assert FormatErrorKind.TRUNCATED in kinds(turn)
     assert turn.calls == []
 
 
 def test_unknown_phase_and_mismatch() -> None:
-    unknown = parse_turn('<phase>plan</phase><tool_call>{"name": "w__f", "arguments": {}}</tool_call>')
+    unknown = parse_turn(
+        '<phase>plan</phase><tool_call>{"name": "w__f", "arguments": {}}</tool_call>'
+    )
     assert FormatErrorKind.UNKNOWN_PHASE in kinds(unknown)
     assert unknown.phase == "execute" and unknown.phase_inferred
-    mismatch = parse_turn('<phase>explore</phase><tool_call>{"name": "w__f", "arguments": {}}</tool_call>')
+    mismatch = parse_turn(
+        '<phase>explore</phase><tool_call>{"name": "w__f", "arguments": {}}</tool_call>'
+    )
     assert FormatErrorKind.PHASE_MISMATCH in kinds(mismatch)
 
 
 def test_bad_arguments_and_missing_name() -> None:
-    turn = parse_turn('<tool_call>{"name": "a", "arguments": [1]}</tool_call><tool_call>{"arguments": {}}</tool_call>')
+    turn = parse_turn(
+        '<tool_call>{"name": "a", "arguments": [1]}</tool_call><tool_call>{"arguments": {}}</tool_call>'
+    )
     assert kinds(turn) == {FormatErrorKind.BAD_ARGUMENTS, FormatErrorKind.MISSING_NAME}
     stringly = parse_turn('<tool_call>{"name": "a", "arguments": "{\\"x\\": 2}"}</tool_call>')
     assert stringly.calls[0].arguments == {"x": 2}
@@ -136,12 +164,17 @@ def test_calls_and_answer_keeps_calls() -> None:
 
 
 def test_tags_inside_think_are_ignored() -> None:
-    turn = parse_turn('<think>maybe <answer>x</answer></think><tool_call>{"name": "a", "arguments": {}}</tool_call>')
+    turn = parse_turn(
+        '<think>maybe <answer>x</answer></think><tool_call>{"name": "a", "arguments": {}}</tool_call>'
+    )
     assert turn.answer is None and len(turn.calls) == 1
 
 
 def test_string_argument_cannot_close_the_tag() -> None:
-    turn = Turn(phase="execute", calls=[ToolCall(id="call_0", name="a", arguments={"q": "</tool_call><answer>x</answer>"})])
+    turn = Turn(
+        phase="execute",
+        calls=[ToolCall(id="call_0", name="a", arguments={"q": "</tool_call><answer>x</answer>"})],
+    )
     parsed = parse_turn(render_turn(turn), strict=True)
     assert parsed.valid and parsed.calls == turn.calls
 
@@ -161,7 +194,11 @@ def test_openai_structured_calls_map_to_a_turn() -> None:
     turn = turn_from_openai(
         "<phase>execute</phase>",
         [
-            {"id": "x", "type": "function", "function": {"name": "w__f", "arguments": json.dumps({"city": "Rome"})}},
+            {
+                "id": "x",
+                "type": "function",
+                "function": {"name": "w__f", "arguments": json.dumps({"city": "Rome"})},
+            },
             {"id": "y", "type": "function", "function": {"name": "w__g", "arguments": "{broken"}},
         ],
     )

@@ -11,7 +11,14 @@ import pytest
 from paraagent_runtime.agent import Agent, AgentConfig
 from paraagent_runtime.dispatch import DispatchConfig
 from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.events import AnswerEvent, CallFinished, CallStarted, EpisodeFinished, ErrorEvent, TextDelta
+from paraagent_runtime.events import (
+    AnswerEvent,
+    CallFinished,
+    CallStarted,
+    EpisodeFinished,
+    ErrorEvent,
+    TextDelta,
+)
 from paraagent_runtime.policy.base import Message
 from paraagent_runtime.policy.scripted import ScriptedPolicy
 from paraagent_runtime.sources import FunctionTool, FunctionToolSource
@@ -60,9 +67,17 @@ async def toolspace(tracker: Tracker) -> Toolspace:
     weather = FunctionToolSource(
         "weather",
         [
-            FunctionTool(forecast, description="Weather forecast for a city.", input_schema=city,
-                         annotations=ToolAnnotations(read_only=True)),
-            FunctionTool(hang, description="A tool that hangs.", input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}}),
+            FunctionTool(
+                forecast,
+                description="Weather forecast for a city.",
+                input_schema=city,
+                annotations=ToolAnnotations(read_only=True),
+            ),
+            FunctionTool(
+                hang,
+                description="A tool that hangs.",
+                input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}},
+            ),
             FunctionTool(explode, description="A tool that raises."),
         ],
     )
@@ -75,11 +90,21 @@ def call(tool: str, /, **arguments: Any) -> str:
     return f"<tool_call>{json.dumps({'name': tool, 'arguments': arguments})}</tool_call>"
 
 
-EXPLORE = "<phase>explore</phase>" + call("search_tools", query="weather forecast city") + call("inspect_tool", name="weather__forecast")
-EXECUTE = "<phase>execute</phase>" + call("weather__forecast", city="Paris") + call("weather__forecast", city="Rome")
+EXPLORE = (
+    "<phase>explore</phase>"
+    + call("search_tools", query="weather forecast city")
+    + call("inspect_tool", name="weather__forecast")
+)
+EXECUTE = (
+    "<phase>execute</phase>"
+    + call("weather__forecast", city="Paris")
+    + call("weather__forecast", city="Rome")
+)
 
 
-async def test_paraact_episode_runs_parallel_calls_and_writes_trajectory(toolspace, tracker, tmp_path) -> None:
+async def test_paraact_episode_runs_parallel_calls_and_writes_trajectory(
+    toolspace, tracker, tmp_path
+) -> None:
     policy = ScriptedPolicy([EXPLORE, EXECUTE, "<answer>Paris 12.5, Rome 10.0</answer>"])
     events: list[Any] = []
     with TrajectoryWriter(tmp_path / "t.jsonl") as writer:
@@ -97,7 +122,9 @@ async def test_paraact_episode_runs_parallel_calls_and_writes_trajectory(toolspa
     assert isinstance(events[-1], EpisodeFinished) and isinstance(events[-2], AnswerEvent)
     # the model saw the observations as one tool message per turn, in call order
     tool_message = policy.calls[2][-1]
-    assert tool_message.role == "tool" and tool_message.content.index('id="t1_0"') < tool_message.content.index('id="t1_1"')
+    assert tool_message.role == "tool" and tool_message.content.index(
+        'id="t1_0"'
+    ) < tool_message.content.index('id="t1_1"')
     (stored,) = list(read_episodes(tmp_path / "t.jsonl"))
     assert stored.model_dump() == episode.model_dump()
 
@@ -119,18 +146,27 @@ async def test_unloaded_tool_is_an_error_observation_and_the_episode_goes_on(too
         (call("weather__hang", seconds=30), ToolErrorKind.TIMEOUT),
     ],
 )
-async def test_bad_calls_become_typed_observations(toolspace, turn: str, kind: ToolErrorKind) -> None:
+async def test_bad_calls_become_typed_observations(
+    toolspace, turn: str, kind: ToolErrorKind
+) -> None:
     space_all = Toolspace(list(toolspace.sources.values()), preload_threshold=100)
     await space_all.refresh()
     config = AgentConfig(dispatch=DispatchConfig(call_timeout_s=0.2))
-    episode = await Agent(ScriptedPolicy([turn, "<answer>gave up</answer>"]), space_all, config).run("t")
+    episode = await Agent(
+        ScriptedPolicy([turn, "<answer>gave up</answer>"]), space_all, config
+    ).run("t")
     (result,) = episode.turns[0].results
     assert result.error_kind == kind and result.error
     assert episode.status == "answered"
 
 
 async def test_malformed_turn_gets_feedback_and_the_episode_continues(toolspace) -> None:
-    policy = ScriptedPolicy(['<tool_call>{"name": "search_tools", "arguments": {"query": </tool_call>', "<answer>fine</answer>"])
+    policy = ScriptedPolicy(
+        [
+            '<tool_call>{"name": "search_tools", "arguments": {"query": </tool_call>',
+            "<answer>fine</answer>",
+        ]
+    )
     episode = await Agent(policy, toolspace).run("t")
     assert episode.turns[0].format_errors and not episode.turns[0].calls
     assert "not valid JSON" in policy.calls[1][-1].content
@@ -140,19 +176,30 @@ async def test_malformed_turn_gets_feedback_and_the_episode_continues(toolspace)
 async def test_policy_failure_ends_cleanly_and_is_written(toolspace, tmp_path) -> None:
     events: list[Any] = []
     with TrajectoryWriter(tmp_path / "t.jsonl") as writer:
-        episode = await Agent(ScriptedPolicy([EXPLORE]), toolspace, trajectory=writer).run("t", on_event=events.append)
+        episode = await Agent(ScriptedPolicy([EXPLORE]), toolspace, trajectory=writer).run(
+            "t", on_event=events.append
+        )
     assert episode.status == "error" and "no turn left" in (episode.error or "")
     assert any(isinstance(e, ErrorEvent) and e.fatal for e in events)
     assert [e.status for e in read_episodes(tmp_path / "t.jsonl")] == ["error"]
 
 
 async def test_max_turns(toolspace) -> None:
-    episode = await Agent(ScriptedPolicy([EXPLORE] * 3), toolspace, AgentConfig(max_turns=3)).run("t")
+    episode = await Agent(ScriptedPolicy([EXPLORE] * 3), toolspace, AgentConfig(max_turns=3)).run(
+        "t"
+    )
     assert episode.status == "max_turns" and len(episode.turns) == 3
 
 
-async def test_cancel_mid_turn_cancels_calls_and_writes_episode(toolspace, tracker, tmp_path) -> None:
-    policy = ScriptedPolicy([EXPLORE.replace("weather__forecast", "weather__hang"), "<phase>execute</phase>" + call("weather__hang") + call("weather__hang")])
+async def test_cancel_mid_turn_cancels_calls_and_writes_episode(
+    toolspace, tracker, tmp_path
+) -> None:
+    policy = ScriptedPolicy(
+        [
+            EXPLORE.replace("weather__forecast", "weather__hang"),
+            "<phase>execute</phase>" + call("weather__hang") + call("weather__hang"),
+        ]
+    )
     tracker.started.clear()
     with TrajectoryWriter(tmp_path / "t.jsonl") as writer:
         task = asyncio.create_task(Agent(policy, toolspace, trajectory=writer).run("t"))
