@@ -1,0 +1,95 @@
+"""``paraagent run`` end to end, and the CLI's one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from paraagent_runtime.cli import main
+from paraagent_runtime.trajectory import read_episodes
+
+
+def script(tmp_path: Path, turns: list[str]) -> str:
+    path = tmp_path / "script.jsonl"
+    path.write_text("".join(json.dumps(turn) + "\n" for turn in turns), encoding="utf-8")
+    return f"scripted:{path}"
+
+
+def test_run_builtin_tasks_prints_trace_checks_answers_and_writes_trajectories(
+    tmp_path, capsys
+) -> None:
+    explore = (
+        "<phase>explore</phase>"
+        '<tool_call>{"name": "search_tools", "arguments": {"query": "current weather in a city"}}</tool_call>'
+    )
+    policy = script(
+        tmp_path, [explore, "<answer>no idea</answer>", "<answer>still no idea</answer>"]
+    )
+    out = tmp_path / "t.jsonl"
+    code = main(["run", "--builtin-tasks", "2", "--policy", policy, "-o", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "explore × 1: search_tools" in printed
+    assert "✗ failed" in printed and "summary" in printed and "0/2" in printed
+    episodes = list(read_episodes(out))
+    assert [e.task_id for e in episodes] == [
+        "builtin-0-00000-multi_city_weather",
+        "builtin-0-00001-flight_arrival_weather",
+    ]
+    assert episodes[0].turns[0].results[0].ok and episodes[0].metadata["success"] is False
+
+
+def test_model_server_down_ends_the_episode_cleanly(tmp_path, capsys) -> None:
+    out = tmp_path / "t.jsonl"
+    code = main(
+        [
+            "run",
+            "hello",
+            "--policy",
+            "openai:m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "-o",
+            str(out),
+        ]
+    )
+    assert code == 0
+    (episode,) = read_episodes(out)
+    assert episode.status == "error" and "cannot reach the model server" in (episode.error or "")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run"], "nothing to run"),
+        (["run", "--tasks", "/nonexistent/tasks.jsonl"], "--tasks /nonexistent/tasks.jsonl"),
+        (["run", "x", "--mode", "parallel"], "mode: unknown agent mode"),
+        (["run", "x", "--policy", "gpt:4"], "gpt:4"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_code_2(argv: list[str], message: str, capsys) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert err.strip().startswith("error:")
+
+
+def test_broken_tasks_file_names_the_line(tmp_path, capsys) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text('{"query": "ok"}\n{broken\n', encoding="utf-8")
+    assert main(["run", "--tasks", str(tasks)]) == 2
+    assert f"{tasks}:2" in capsys.readouterr().err
+
+
+def test_every_command_has_help(capsys) -> None:
+    for argv in (
+        ["--help"],
+        ["run", "--help"],
+        ["serve-model", "--help"],
+        ["eval", "toolenv", "--help"],
+        ["train", "--help"],
+    ):
+        assert main(argv) == 0
+    assert "Usage" in capsys.readouterr().out
