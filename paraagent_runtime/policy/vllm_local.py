@@ -11,6 +11,7 @@ import asyncio
 import importlib.util
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..errors import ModelAPIError, UserError
@@ -48,6 +49,17 @@ class VLLMPolicy(Policy):
         self._engine_kwargs = engine_kwargs
         self._engine: Any = None
         self._lock = asyncio.Lock()
+        self._adapter: tuple[str, int] | None = None
+        self._adapters_set = 0
+
+    def set_adapter(self, path: str | Path | None) -> None:
+        """Generate with the LoRA adapter at ``path`` from now on (``None``: the base weights).
+
+        Needs ``enable_lora=True`` in the engine arguments. Every call registers the directory under
+        a new adapter id, so a trainer can publish updated adapter weights between steps.
+        """
+        self._adapters_set += 1
+        self._adapter = None if path is None else (str(path), self._adapters_set)
 
     def _engine_now(self) -> Any:
         if self._engine is None:
@@ -77,7 +89,18 @@ class VLLMPolicy(Policy):
             seed=sampling.seed,
             logprobs=0,
         )
-        output = engine.generate({"prompt_token_ids": list(prompt_ids)}, params, use_tqdm=False)[0]
+        lora_request = None
+        if self._adapter is not None:
+            from vllm.lora.request import LoRARequest
+
+            path, adapter_id = self._adapter
+            lora_request = LoRARequest(f"adapter-{adapter_id}", adapter_id, path)
+        output = engine.generate(
+            {"prompt_token_ids": list(prompt_ids)},
+            params,
+            use_tqdm=False,
+            lora_request=lora_request,
+        )[0]
         result = output.outputs[0]
         token_ids = list(result.token_ids)
         logprobs = [

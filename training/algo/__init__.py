@@ -18,7 +18,14 @@ from .advantages import (
     turn_advantages,
     zero_variance_share,
 )
-from .loss import Aggregation, LossStats, policy_loss, sequence_logprobs
+from .loss import (
+    Aggregation,
+    LossStats,
+    kept_logprobs,
+    logit_positions,
+    policy_loss,
+    sequence_logprobs,
+)
 from .rewards import (
     EpisodeRewards,
     PhaseReward,
@@ -49,6 +56,8 @@ __all__ = [
     "gdpo_advantages",
     "group_normalize",
     "grpo_advantages",
+    "kept_logprobs",
+    "logit_positions",
     "masked_whiten",
     "multilevel_turn_advantages",
     "policy_loss",

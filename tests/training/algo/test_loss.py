@@ -8,7 +8,7 @@ import torch
 from transformers import AutoModelForCausalLM
 
 from paraagent_runtime.errors import ConfigError
-from training.algo import policy_loss, sequence_logprobs
+from training.algo import kept_logprobs, logit_positions, policy_loss, sequence_logprobs
 
 ADV = torch.tensor([[1.0, 2.0, 0.0], [-1.0, 0.0, 0.0]])
 MASK = torch.tensor([[True, True, False], [True, False, False]])
@@ -108,3 +108,31 @@ def test_sequence_logprobs_align_with_next_token() -> None:
     ids = torch.tensor([[1, 2, 3]])
     out = sequence_logprobs(logits, ids)
     assert out[0, 0] == 0.0 and out[0, 1] > -0.01 and out[0, 2] == pytest.approx(-math.log(4))
+
+
+def test_logit_positions_are_the_predecessors_of_trained_tokens() -> None:
+    mask = torch.tensor([[0, 0, 1, 1, 0, 0], [0, 0, 0, 0, 0, 1]], dtype=torch.bool)
+    assert logit_positions(mask).tolist() == [1, 2, 4]
+    assert logit_positions(torch.zeros(2, 4, dtype=torch.bool)).numel() == 0
+
+
+def test_kept_logprobs_match_the_full_logits_on_trained_tokens(tiny_model_dir: Path) -> None:
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    ids = torch.randint(0, 1000, (2, 12), generator=torch.Generator().manual_seed(1))
+    mask = torch.zeros(2, 12, dtype=torch.bool)
+    mask[0, 3:6] = True
+    mask[1, 9:] = True
+    positions = logit_positions(mask)
+    kept = model(input_ids=ids, logits_to_keep=positions).logits
+    assert kept.shape[1] == positions.numel() < ids.shape[1]
+    full = sequence_logprobs(model(input_ids=ids).logits, ids)
+    out = kept_logprobs(kept, ids, positions)
+    torch.testing.assert_close(out[mask], full[mask], rtol=1e-5, atol=1e-5)
+    outside = torch.ones(12, dtype=torch.bool)
+    outside[positions + 1] = False
+    assert bool((out[:, outside] == 0).all())
+
+
+def test_kept_logprobs_reject_mismatched_logits() -> None:
+    with pytest.raises(ConfigError, match="kept positions"):
+        kept_logprobs(torch.zeros(2, 3, 5), torch.zeros(2, 6, dtype=torch.long), torch.tensor([0, 1]))

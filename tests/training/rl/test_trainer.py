@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 from pathlib import Path
 
@@ -10,13 +11,15 @@ from transformers import AutoModelForCausalLM
 
 from mcp_servers.toolenv import Task, ToolEnv, builtin_tasks
 from paraagent_runtime.agent import Agent, AgentConfig
-from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.errors import ConfigError, UserError
 from paraagent_runtime.policy.base import SamplingParams
 from paraagent_runtime.policy.tiny import build_tiny_model
 from paraagent_runtime.policy.transformers_local import TransformersPolicy
 from paraagent_runtime.toolspace import Toolspace
 from training.rl import RLConfig, RLTrainer
 from training.rl.trainer import CHECKPOINT, CURVES, METRICS
+
+from .test_model import sft_adapter
 
 
 def _task() -> Task:
@@ -113,3 +116,99 @@ def test_rl_config_rejects_bad_values(bad: dict, match: str) -> None:
 def test_rl_config_accepts_nested_mappings() -> None:
     config = RLConfig(reward={"traj_correct": 2.0}, advantage={"estimator": "grpo"})
     assert config.reward.traj_correct == 2.0 and config.advantage.estimator == "grpo"
+
+
+@pytest.mark.slow
+def test_lora_rl_updates_only_the_adapter(cold_start: Path, tmp_path: Path) -> None:
+    adapter = sft_adapter(cold_start, tmp_path / "sft-adapter")
+    config = _config(
+        cold_start, tmp_path / "run", steps=1, lora=True, adapter=adapter, learning_rate=1e-2
+    )
+    trainer = RLTrainer(config, tasks=[_task()])
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    history = trainer.train()
+    trainer.close()
+    assert history[0]["train_tokens"] > 0 and history[0]["grad_norm"] > 0
+    after = dict(trainer.model.named_parameters())
+    changed = {n for n in before if not torch.equal(before[n], after[n].detach())}
+    assert changed and all(".lora_" in n and ".default." in n for n in changed)
+    checkpoint = tmp_path / "run" / CHECKPOINT
+    assert (checkpoint / "adapter_config.json").is_file()
+    assert not (checkpoint / "model.safetensors").exists()
+
+    resumed = RLTrainer(
+        _config(cold_start, tmp_path / "run", steps=1, lora=True, adapter=adapter), tasks=[_task()]
+    )
+    assert resumed.step == 1
+    for name, param in resumed.model.named_parameters():
+        if ".default." in name:
+            torch.testing.assert_close(param.detach(), after[name].detach())
+    resumed.close()
+
+
+def test_vllm_rollouts_without_vllm_raise_a_clear_user_error(tmp_path: Path) -> None:
+    pytest.importorskip("peft")
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vLLM is installed")
+    config = RLConfig(output_dir=tmp_path, lora=True, rollout_backend="vllm", device="cuda")
+    with pytest.raises(UserError, match="vllm"):
+        RLTrainer(config, tasks=[_task()])
+
+
+@pytest.mark.parametrize(
+    ("overrides", "match"),
+    [
+        ({"rollout_backend": "vllm", "device": "cuda"}, "lora: true"),
+        ({"rollout_backend": "vllm", "lora": True}, "device cuda"),
+        (
+            {
+                "rollout_backend": "vllm",
+                "lora": True,
+                "device": "cuda",
+                "vllm_gpu_memory_utilization": 1.5,
+            },
+            "gpu_memory",
+        ),
+        ({"rollout_backend": "vllm_server", "lora": True}, "vllm_server_url"),
+        (
+            {"rollout_backend": "vllm_server", "lora": True, "vllm_server_url": "http://h:8000/v1"},
+            "vllm_server_model",
+        ),
+        ({"rollout_backend": "sglang"}, "rollout_backend"),
+    ],
+)
+def test_rollout_backend_config_is_validated(overrides: dict, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        RLConfig(**overrides)
+
+
+@pytest.mark.gpu
+def test_one_lora_step_on_cuda_with_colocated_vllm(cold_start: Path, tmp_path: Path) -> None:
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    pytest.importorskip("vllm")
+    config = _config(
+        cold_start,
+        tmp_path,
+        steps=1,
+        lora=True,
+        device="cuda",
+        rollout_backend="vllm",
+        vllm_gpu_memory_utilization=0.2,
+        vllm_max_model_len=4096,
+    )
+    trainer = RLTrainer(config, tasks=[_task()])
+    history = trainer.train()
+    trainer.close()
+    assert history[0]["rollout_tokens"] > 0 and history[0]["train_tokens"] > 0
+
+
+@pytest.mark.gpu
+def test_one_lora_step_on_cuda_with_transformers_rollouts(cold_start: Path, tmp_path: Path) -> None:
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    config = _config(cold_start, tmp_path, steps=1, lora=True, device="cuda", dtype="bfloat16")
+    trainer = RLTrainer(config, tasks=[_task()])
+    history = trainer.train()
+    trainer.close()
+    assert history[0]["rollout_tokens"] > 0

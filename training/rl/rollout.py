@@ -1,0 +1,200 @@
+"""Where rollouts are generated: the trained transformers model itself, or vLLM (GPU).
+
+Every engine is token-in-token-out: completions carry prompt ids, sampled ids and their log-probs,
+so :func:`~training.algo.tokens.episode_rows` never re-tokenizes text.
+
+- ``transformers``: the ``TransformersPolicy`` sharing the trained weights; nothing to sync.
+- ``vllm`` (colocate, one node): an in-process ``VLLMPolicy`` on the trainer's GPU with ``enable_lora``; after each update the adapter is saved and the engine
+  switches to it.
+- ``vllm_server`` (several nodes): a ``vllm serve --enable-lora`` endpoint reached through the
+  OpenAI-compatible backend with ``logprobs`` and ``return_token_ids``; after each update the
+  adapter is saved (on a filesystem the server sees) and loaded through vLLM's ``/load_lora_adapter``
+  endpoint (the server needs ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``), the previous one unloaded.
+
+vLLM is imported lazily, only by the ``vllm`` engine.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from paraagent_runtime.errors import ModelAPIError
+from paraagent_runtime.policy.base import Policy
+
+if TYPE_CHECKING:
+    from .config import RLConfig
+    from .model import RLModel
+
+__all__ = ["RolloutEngine", "SharedWeights", "VLLMColocated", "VLLMServer", "vllm_engine"]
+
+logger = logging.getLogger(__name__)
+
+ADAPTERS_DIR = "rollout-adapters"
+
+
+class RolloutEngine(Protocol):
+    """Generates rollouts for the trainer and follows its weights."""
+
+    policy: Policy
+
+    async def sync(self, model: RLModel, step: int) -> None:
+        """Make the next rollouts use ``model``'s current weights (called before each step)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the engine."""
+        ...
+
+
+class SharedWeights:
+    """Rollouts from the trained model itself (CPU, or one GPU without vLLM).
+
+    Args:
+        model: The trained model; its policy generates.
+    """
+
+    def __init__(self, model: RLModel) -> None:
+        self.policy: Policy = model.policy
+
+    async def sync(self, model: RLModel, step: int) -> None:
+        """Nothing to do: the policy shares the trained weights."""
+
+    async def aclose(self) -> None:
+        """Nothing to release (the trainer owns the model)."""
+
+
+class _AdapterPublisher:
+    """Saves the trained adapter per step under ``directory/step-<n>``, keeping the last two."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._published: list[Path] = []
+
+    def publish(self, model: RLModel, step: int) -> Path:
+        target = self.directory / f"step-{step}"
+        shutil.rmtree(target, ignore_errors=True)
+        model.save(target)
+        self._published.append(target)
+        while len(self._published) > 2:
+            shutil.rmtree(self._published.pop(0), ignore_errors=True)
+        return target
+
+
+class VLLMColocated:
+    """Rollouts from an in-process vLLM engine on the trainer's GPU (LoRA weights synced per step).
+
+    Args:
+        config: The run's configuration (``vllm_*`` fields, ``lora_r``, ``seed``).
+        base_model: The base model directory the engine loads.
+
+    Raises:
+        UserError: vLLM is not installed.
+    """
+
+    def __init__(self, config: RLConfig, base_model: str) -> None:
+        from paraagent_runtime.policy.vllm_local import VLLMPolicy
+
+        self._vllm = VLLMPolicy(
+            base_model,
+            enable_lora=True,
+            max_lora_rank=max(config.lora_r, 16),
+            gpu_memory_utilization=config.vllm_gpu_memory_utilization,
+            max_model_len=config.vllm_max_model_len,
+            dtype=config.dtype if config.dtype != "float32" else "auto",
+            seed=config.seed,
+        )
+        self.policy: Policy = self._vllm
+        self._publisher = _AdapterPublisher(config.output_dir / ADAPTERS_DIR)
+
+    async def sync(self, model: RLModel, step: int) -> None:
+        """Save the adapter and switch the engine to it."""
+        self._vllm.set_adapter(self._publisher.publish(model, step))
+
+    async def aclose(self) -> None:
+        """Drop the engine."""
+        await self._vllm.aclose()
+
+
+class VLLMServer:
+    """Rollouts from a ``vllm serve --enable-lora`` endpoint (LoRA weights synced over HTTP).
+
+    Args:
+        config: The run's configuration (``vllm_server_*``, ``vllm_timeout_s``).
+    """
+
+    def __init__(self, config: RLConfig) -> None:
+        from paraagent_runtime.policy.openai_http import OpenAICompatiblePolicy
+
+        assert config.vllm_server_url is not None and config.vllm_server_model is not None
+        self._http = OpenAICompatiblePolicy(
+            config.vllm_server_url,
+            config.vllm_server_model,
+            timeout_s=config.vllm_timeout_s,
+            stream=False,
+            logprobs=True,
+            extra_body={"return_token_ids": True},
+        )
+        self.policy: Policy = self._http
+        self._timeout_s = config.vllm_timeout_s
+        self._publisher = _AdapterPublisher(config.output_dir / ADAPTERS_DIR)
+        self._loaded: str | None = None
+
+    async def _post(self, endpoint: str, body: dict[str, str]) -> None:
+        import aiohttp
+
+        url = f"{self._http.base_url}/{endpoint}"
+        timeout = aiohttp.ClientTimeout(total=self._timeout_s)
+        try:
+            async with (
+                aiohttp.ClientSession(timeout=timeout) as session,
+                session.post(url, json=body) as response,
+            ):
+                if response.status >= 400:
+                    text = await response.text(errors="replace")
+                    raise ModelAPIError(
+                        f"{url} returned HTTP {response.status}: {text[:300]} (start vllm serve "
+                        "with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True)"
+                    )
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise ModelAPIError(f"request to {url} failed: {type(exc).__name__}: {exc}") from exc
+
+    async def sync(self, model: RLModel, step: int) -> None:
+        """Save the adapter, load it on the server under a new name and send requests to it.
+
+        Raises:
+            ModelAPIError: the server refused to load the adapter.
+        """
+        path = self._publisher.publish(model, step)
+        name = f"rl-step-{step}"
+        await self._post("load_lora_adapter", {"lora_name": name, "lora_path": str(path.resolve())})
+        previous, self._loaded = self._loaded, name
+        self._http.model = name
+        if previous is not None:
+            try:
+                await self._post("unload_lora_adapter", {"lora_name": previous})
+            except ModelAPIError as exc:
+                logger.warning("could not unload %s: %s", previous, exc)
+
+    async def aclose(self) -> None:
+        """Close the HTTP session."""
+        await self._http.aclose()
+
+
+def vllm_engine(config: RLConfig) -> RolloutEngine | None:
+    """The vLLM engine ``config.rollout_backend`` names (``None`` for ``transformers``).
+
+    Built before the trained model is loaded, so a missing vLLM fails before any GPU work.
+
+    Raises:
+        UserError: the ``vllm`` backend without vLLM installed.
+    """
+    if config.rollout_backend == "vllm":
+        from paraagent_runtime.policy.smollm2 import ensure_smollm2
+
+        return VLLMColocated(config, config.model or str(ensure_smollm2()))
+    if config.rollout_backend == "vllm_server":
+        return VLLMServer(config)
+    return None
