@@ -37,19 +37,23 @@ from paraagent_runtime.prompts import AgentMode
 from paraagent_runtime.toolspace import Toolspace
 from paraagent_runtime.trajectory import Episode, TrajectoryWriter
 
+from .catalog_tasks import catalog_task_env, generate_catalog_tasks
 from .checker import check_answer
 from .generic import canonical_arguments
+from .records import ToolRecord
 from .simulator import LatencyModel
 from .source import ToolEnv
 from .tasks import SPLITS, Task, generate_tasks
 
 __all__ = [
+    "CATALOGS",
     "MODES",
     "EpisodeMetrics",
     "EvalConfig",
     "EvalReport",
     "ModeSummary",
     "PolicyFactory",
+    "catalog_eval_setup",
     "episode_metrics",
     "evaluate_toolenv",
     "markdown_table",
@@ -65,6 +69,12 @@ META_CALL_S = 0.05
 
 PolicyFactory = Callable[[Task, AgentMode], Policy]
 """Builds the policy for one task and mode (the oracle needs the task; models ignore it)."""
+
+EnvFactory = Callable[[Task], ToolEnv]
+"""Builds the fresh environment one task runs in."""
+
+CATALOGS: tuple[str, ...] = ("builtin", "full")
+"""``builtin``: hand-written task families; ``full``: description-driven real-catalog tasks."""
 
 
 def parse_modes(modes: Sequence[str]) -> list[AgentMode]:
@@ -104,6 +114,9 @@ class EvalConfig:
         llm_turn_s: fixed model time per turn in the simulated wall-clock; None uses the
             measured model time.
         out: directory for the report files and trajectories (None: write nothing).
+        catalog: ``builtin`` (hand-written task families) or ``full`` (description-driven
+            tasks over the real catalog, see :func:`catalog_eval_setup`).
+        distractors: non-gold tools added to each ``full``-catalog task's toolspace.
     """
 
     policy: str = "oracle"
@@ -116,8 +129,16 @@ class EvalConfig:
     latency: LatencyModel = field(default_factory=lambda: LatencyModel(base_s=0.3, jitter_s=0.4))
     llm_turn_s: float | None = None
     out: Path | None = None
+    catalog: str = "builtin"
+    distractors: int = 48
 
     def __post_init__(self) -> None:
+        if self.catalog not in CATALOGS:
+            raise ConfigError(
+                f"--catalog: unknown catalog {self.catalog!r} (use one of {', '.join(CATALOGS)})"
+            )
+        if self.distractors < 0:
+            raise ConfigError(f"--distractors: must be >= 0, got {self.distractors}")
         if self.split not in SPLITS:
             raise ConfigError(
                 f"--split: unknown split {self.split!r} (use one of {', '.join(SPLITS)})"
@@ -182,6 +203,7 @@ class EvalReport(BaseModel):
     split: str
     n: int
     seed: int
+    catalog: str = "builtin"
     summaries: list[ModeSummary]
     episodes: list[EpisodeMetrics]
 
@@ -293,6 +315,7 @@ async def evaluate_toolenv(
     tasks: Sequence[Task] | None = None,
     base_env: ToolEnv | None = None,
     on_episode: Callable[[EpisodeMetrics], Awaitable[None] | None] | None = None,
+    env_factory: EnvFactory | None = None,
 ) -> EvalReport:
     """Run every mode of ``config`` on the same tasks and return the report.
 
@@ -303,6 +326,8 @@ async def evaluate_toolenv(
         tasks: the tasks to run (default: ``generate_tasks(config.n, seed=, split=)``).
         base_env: the environment tasks are derived from (default: the built-in catalog).
         on_episode: called with each episode's metrics as it finishes (progress display).
+        env_factory: the environment of each task (default: ``base_env.for_task(task)``);
+            catalog tasks use :func:`~mcp_servers.toolenv.catalog_tasks.catalog_task_env`.
     """
     chosen = (
         list(tasks)
@@ -310,13 +335,14 @@ async def evaluate_toolenv(
         else generate_tasks(config.n, seed=config.seed, split=config.split)
     )
     base = base_env or ToolEnv.builtin()
+    make_env = env_factory or base.for_task
     rows: list[EpisodeMetrics] = []
     for mode in config.modes:
         agent_config = AgentConfig(mode=mode, max_turns=config.max_turns, sampling=config.sampling)
         writer = TrajectoryWriter(config.out / f"trajectories-{mode}.jsonl") if config.out else None
         try:
             for task in chosen:
-                env = base.for_task(task)
+                env = make_env(task)
                 toolspace = Toolspace(env.sources)
                 await toolspace.refresh()
                 preloaded = len(toolspace.tools) <= toolspace.preload_threshold
@@ -354,6 +380,7 @@ async def evaluate_toolenv(
         split=config.split,
         n=len(chosen),
         seed=config.seed,
+        catalog=config.catalog,
         summaries=summaries,
         episodes=rows,
     )
@@ -376,7 +403,8 @@ _COLUMNS = (
 def markdown_table(report: EvalReport) -> str:
     """The per-mode summary as a markdown table, with a one-line caption."""
     lines = [
-        f"ToolEnv eval — policy `{report.policy}`, split `{report.split}`, {report.n} tasks, seed {report.seed}",
+        f"ToolEnv eval — policy `{report.policy}`, catalog `{report.catalog}`, "
+        f"split `{report.split}`, {report.n} tasks, seed {report.seed}",
         "",
         "| " + " | ".join(title for title, _, _ in _COLUMNS) + " |",
         "|" + "|".join("---" if index == 0 else "---:" for index in range(len(_COLUMNS))) + "|",
@@ -385,6 +413,26 @@ def markdown_table(report: EvalReport) -> str:
         cells = [fmt.format(getattr(summary, key)) for _, key, fmt in _COLUMNS]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def catalog_eval_setup(
+    config: EvalConfig, records: Sequence[ToolRecord]
+) -> tuple[list[Task], EnvFactory]:
+    """Tasks and per-task environments of a ``full``-catalog evaluation.
+
+    Tasks are :func:`~mcp_servers.toolenv.catalog_tasks.generate_catalog_tasks` over ``records``
+    (G1/G2/G3 cycling, held-out splits by provider/category hash); each runs over its gold tools
+    plus ``config.distractors`` seeded distractors.
+
+    Raises:
+        ConfigError: the split has no usable tools.
+    """
+    tasks = generate_catalog_tasks(records, config.n, seed=config.seed, split=config.split)
+
+    def factory(task: Task) -> ToolEnv:
+        return catalog_task_env(task, records, distractors=config.distractors)
+
+    return tasks, factory
 
 
 def _plot(report: EvalReport, path: Path) -> None:

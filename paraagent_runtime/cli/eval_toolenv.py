@@ -36,15 +36,19 @@ async def run_eval(
     max_tokens: int,
     llm_turn_s: float | None,
     console: Console,
+    catalog: str = "builtin",
+    distractors: int = 48,
 ) -> Path:
     """Run the evaluation, print the table and write the report files; return the markdown path.
 
     Raises:
         ConfigError: a bad option (unknown mode or split, bad policy spec, ``n`` < 1).
     """
+    from mcp_servers.toolenv.catalog_tasks import catalog_task_records
     from mcp_servers.toolenv.evaluation import (
         EpisodeMetrics,
         EvalConfig,
+        catalog_eval_setup,
         evaluate_toolenv,
         markdown_table,
         write_report,
@@ -61,13 +65,26 @@ async def run_eval(
         sampling=SamplingParams(max_tokens=max_tokens, temperature=0.0, seed=seed),
         llm_turn_s=llm_turn_s,
         out=out,
+        catalog=catalog,
+        distractors=distractors,
     )
+    records = None
+    tasks = env_factory = None
+    if config.catalog == "full":
+        from mcp_servers.toolenv.catalog import load_catalog
+
+        records = load_catalog(progress=True).records
+        tasks, env_factory = catalog_eval_setup(config, records)
     model: Policy | None = None
     if policy != ORACLE:
         model = policy_from_spec(policy, **({"base_url": base_url} if base_url else {}))
 
     def factory(task, mode):  # noqa: ANN001, ANN202 - matches PolicyFactory
-        return model if model is not None else oracle_policy(task, mode)
+        if model is not None:
+            return model
+        if records is None:
+            return oracle_policy(task, mode)
+        return oracle_policy(task, mode, records=catalog_task_records(task, records))
 
     def progress(metrics: EpisodeMetrics) -> None:
         mark = "[green]✓[/]" if metrics.success else "[red]✗[/]"
@@ -78,7 +95,9 @@ async def run_eval(
         )
 
     try:
-        report = await evaluate_toolenv(config, factory, on_episode=progress)
+        report = await evaluate_toolenv(
+            config, factory, tasks=tasks, on_episode=progress, env_factory=env_factory
+        )
     finally:
         if model is not None:
             await model.aclose()
@@ -113,6 +132,16 @@ def eval_toolenv_command(
         str, typer.Option(help="train, test-seen, test-unseen-tools or test-unseen-categories.")
     ] = "test-seen",
     n: Annotated[int, typer.Option("--n", help="Number of tasks.")] = 9,
+    catalog: Annotated[
+        str,
+        typer.Option(
+            help="builtin (hand-written task families) or full (description-driven G1/G2/G3 "
+            "tasks over the real catalog)."
+        ),
+    ] = "builtin",
+    distractors: Annotated[
+        int, typer.Option(help="Non-gold tools per task's toolspace with --catalog full.")
+    ] = 48,
     seed: Annotated[int, typer.Option(help="Task generator seed.")] = 0,
     out: Annotated[
         Path | None,
@@ -144,6 +173,8 @@ def eval_toolenv_command(
                 max_tokens=max_tokens,
                 llm_turn_s=llm_turn_s,
                 console=console,
+                catalog=catalog,
+                distractors=distractors,
             )
         )
     except ParaAgentError as exc:

@@ -1,0 +1,222 @@
+"""Description-driven catalog tasks over real botocore and Google discovery records."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from mcp_servers.toolenv import check_answer, execute_gold
+from mcp_servers.toolenv.arguments import sample_arguments
+from mcp_servers.toolenv.catalog import botocore_source, build_catalog, google_source
+from mcp_servers.toolenv.catalog_tasks import (
+    CatalogHoldout,
+    CatalogTaskGenerator,
+    catalog_holdout,
+    catalog_task_env,
+    catalog_task_records,
+    generate_catalog_tasks,
+)
+from mcp_servers.toolenv.evaluation import EvalConfig, catalog_eval_setup, evaluate_toolenv
+from mcp_servers.toolenv.oracle import oracle_policy
+from mcp_servers.toolenv.records import ToolRecord
+from mcp_servers.toolenv.tasks import resolve_path
+from paraagent_runtime.errors import ConfigError
+
+HOLDOUT = CatalogHoldout(categories=frozenset({"media"}), providers=frozenset({"aws_sqs"}))
+
+
+def _link(target: Path, sources: list[Path]) -> Path:
+    target.mkdir(parents=True)
+    for source in sources:
+        (target / source.name).symlink_to(source)
+    return target
+
+
+@pytest.fixture(scope="module")
+def real_records(tmp_path_factory: pytest.TempPathFactory) -> list[ToolRecord]:
+    """~400 real records: AWS s3/sqs/dynamodb (cloud), Google drive/tasks and youtube/books."""
+    root = tmp_path_factory.mktemp("catalog")
+    aws, google = botocore_source.default_path(), google_source.default_path()
+    assert aws is not None and google is not None
+    sources = {
+        "botocore": _link(root / "b", [aws / "s3", aws / "sqs", aws / "dynamodb"]),
+        "google": _link(
+            root / "g",
+            [google / f"{n}.json" for n in ("tasks.v1", "drive.v3", "youtube.v3", "books.v1")],
+        ),
+    }
+    return list(build_catalog(sources, progress=False).records)
+
+
+@pytest.fixture(scope="module")
+def train_tasks(real_records: list[ToolRecord]):
+    return generate_catalog_tasks(real_records, 9, seed=3, split="train", holdout=HOLDOUT)
+
+
+def test_groups_shapes_and_pins(real_records: list[ToolRecord], train_tasks) -> None:
+    by_id = {record.id: record for record in real_records}
+    assert Counter(task.group for task in train_tasks) == {"G1": 3, "G2": 3, "G3": 3}
+    for task in train_tasks:
+        categories = {by_id[tool].category for tool in task.tools}
+        assert task.facts and task.query.endswith(".")
+        assert len(task.pinned) == len(task.calls)
+        if task.group == "G1":
+            assert len(task.tools) == 1 and task.depth == 1
+        elif task.group == "G2":
+            assert len(task.tools) >= 2 and len(categories) == 1 and task.depth == 1
+            assert len({tool.split("/")[0] for tool in task.tools}) == 1
+        else:
+            assert len(categories) >= 2 and task.depth >= 2
+            bound = [call for call in task.calls if call.bindings]
+            assert bound, task.id
+            for call in bound:
+                ((argument, reference),) = call.bindings.items()
+                assert reference.rsplit(".", 1)[-1].lower().replace(
+                    "_", ""
+                ) == argument.lower().replace("_", "")
+        for fact in task.facts:
+            assert not isinstance(fact.value, bool)
+
+
+def test_generation_is_deterministic(real_records: list[ToolRecord], train_tasks) -> None:
+    again = generate_catalog_tasks(real_records, 9, seed=3, split="train", holdout=HOLDOUT)
+    assert [t.model_dump() for t in again] == [t.model_dump() for t in train_tasks]
+    other = generate_catalog_tasks(real_records, 9, seed=4, split="train", holdout=HOLDOUT)
+    assert [t.query for t in other] != [t.query for t in train_tasks]
+
+
+def test_gold_replays_in_task_env_and_facts_come_from_outputs(
+    real_records: list[ToolRecord], train_tasks
+) -> None:
+    for task in train_tasks:
+        env = catalog_task_env(task, real_records, distractors=12)
+        assert len(env.records) == len(task.tools) + 12
+        outputs = execute_gold(task, env.simulator)
+        pinned = {
+            pin.tool + repr(sorted(pin.arguments.items())): pin.response for pin in task.pinned
+        }
+        for call in task.calls:
+            assert outputs[call.id] == pinned[call.tool + repr(sorted(call.arguments.items()))]
+        for fact in task.facts:
+            assert resolve_path(outputs, fact.source) == fact.value
+        assert check_answer(task, task.gold_answer).success
+
+
+async def test_oracle_solves_catalog_tasks_through_the_agent(
+    real_records: list[ToolRecord], train_tasks
+) -> None:
+    config = EvalConfig(modes=["paraact", "react"], n=len(train_tasks), distractors=24)
+    report = await evaluate_toolenv(
+        config,
+        lambda task, mode: oracle_policy(
+            task, mode, records=catalog_task_records(task, real_records)
+        ),
+        tasks=train_tasks,
+        env_factory=lambda task: catalog_task_env(task, real_records, distractors=24),
+    )
+    by_mode = {summary.mode: summary for summary in report.summaries}
+    assert by_mode["paraact"].success_rate == 1.0
+    assert by_mode["react"].success_rate == 1.0
+    # ParaAct reaches the gold critical path; ReAct needs one turn per call.
+    assert by_mode["paraact"].mean_execute_turns == by_mode["paraact"].mean_gold_depth
+    assert by_mode["react"].mean_turns > by_mode["paraact"].mean_turns
+
+
+def test_held_out_splits_use_only_held_out_tools(real_records: list[ToolRecord]) -> None:
+    by_id = {record.id: record for record in real_records}
+    seen = generate_catalog_tasks(real_records, 6, seed=1, split="test-seen", holdout=HOLDOUT)
+    tools = generate_catalog_tasks(
+        real_records, 4, seed=1, split="test-unseen-tools", holdout=HOLDOUT
+    )
+    cats = generate_catalog_tasks(
+        real_records, 4, seed=1, split="test-unseen-categories", holdout=HOLDOUT
+    )
+    for task in seen:
+        assert all(HOLDOUT.split_of(by_id[t]) == "seen" for t in task.tools)
+    for task in tools:
+        assert {by_id[t].provider for t in task.tools} == {"aws_sqs"}
+    for task in cats:
+        assert {by_id[t].category for t in task.tools} == {"media"}
+
+
+def test_hash_holdout_is_per_name(real_records: list[ToolRecord]) -> None:
+    full = catalog_holdout(real_records, rate=0.5)
+    part = catalog_holdout([r for r in real_records if r.provider != "aws_s3"], rate=0.5)
+    assert part.categories <= full.categories
+    assert part.providers <= full.providers
+    assert catalog_holdout(real_records, rate=0.5) == full
+
+
+def test_argument_sampler_honours_schema() -> None:
+    record = ToolRecord(
+        name="t",
+        provider="p",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "mode": {"type": "string", "enum": ["fast", "slow"]},
+                "day": {"type": "string", "format": "date"},
+                "arn": {"type": "string", "pattern": r"^arn:aws:iam::\d{12}:role/[a-z]+$"},
+                "region": {"type": "string", "description": "The region, e.g. 'ap-south-1'."},
+                "count": {"type": "integer", "minimum": 5, "maximum": 9},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "optional": {"type": "string"},
+            },
+            "required": ["mode", "day", "arn", "region", "count", "tags"],
+        },
+    )
+    first = sample_arguments(record, random.Random(7))
+    assert first == sample_arguments(record, random.Random(7))
+    assert first is not None and "optional" not in first
+    assert first["mode"] in ("fast", "slow") and first["region"] == "ap-south-1"
+    assert 5 <= first["count"] <= 9 and len(first["day"]) == 10
+    assert first["arn"].startswith("arn:aws:iam::")
+
+
+def test_argument_sampler_gives_up_on_unsatisfiable_schemas() -> None:
+    impossible = ToolRecord(
+        name="t",
+        provider="p",
+        input_schema={
+            "type": "object",
+            "properties": {"x": {"$ref": "#/definitions/X"}},
+            "required": ["x"],
+        },
+    )
+    assert sample_arguments(impossible, random.Random(0)) is None
+
+
+def test_bad_inputs_raise_config_errors(real_records: list[ToolRecord], train_tasks) -> None:
+    with pytest.raises(ConfigError, match="groups"):
+        generate_catalog_tasks(real_records, 1, groups=["G9"], holdout=HOLDOUT)
+    with pytest.raises(ConfigError, match="n >= 0"):
+        generate_catalog_tasks(real_records, -1, holdout=HOLDOUT)
+    with pytest.raises(ConfigError, match="no usable"):
+        CatalogTaskGenerator(
+            real_records,
+            split="test-unseen-tools",
+            holdout=CatalogHoldout(categories=frozenset(), providers=frozenset({"nobody"})),
+        )
+    with pytest.raises(ConfigError, match="cannot fill"):
+        generate_catalog_tasks(
+            real_records, 2, split="test-unseen-tools", groups=["G3"], holdout=HOLDOUT
+        )
+    with pytest.raises(ConfigError, match="holdout rate"):
+        catalog_holdout(real_records, rate=1.5)
+    with pytest.raises(ConfigError, match="missing from the catalog"):
+        catalog_task_records(train_tasks[0], real_records[:0])
+    with pytest.raises(ConfigError, match="--catalog"):
+        EvalConfig(catalog="everything")
+    with pytest.raises(ConfigError, match="--distractors"):
+        EvalConfig(distractors=-1)
+
+
+def test_catalog_eval_setup_builds_tasks_and_envs(real_records: list[ToolRecord]) -> None:
+    config = EvalConfig(catalog="full", n=3, split="test-seen", distractors=5)
+    tasks, factory = catalog_eval_setup(config, real_records)
+    assert len(tasks) == 3 and all(task.family.startswith("catalog_g") for task in tasks)
+    env = factory(tasks[0])
+    assert set(tasks[0].tools) <= {record.id for record in env.records}
