@@ -4,12 +4,13 @@ Every engine is token-in-token-out: completions carry prompt ids, sampled ids an
 so :func:`~training.algo.tokens.episode_rows` never re-tokenizes text.
 
 - ``transformers``: the ``TransformersPolicy`` sharing the trained weights; nothing to sync.
-- ``vllm`` (colocate, one node): an in-process ``VLLMPolicy`` on the trainer's GPU with ``enable_lora``; after each update the adapter is saved and the engine
-  switches to it.
+- ``vllm`` (colocate, one node): an in-process ``VLLMPolicy`` on the trainer's GPU with
+  ``enable_lora``; after each update the adapter is saved and the engine switches to it.
 - ``vllm_server`` (several nodes): a ``vllm serve --enable-lora`` endpoint reached through the
   OpenAI-compatible backend with ``logprobs`` and ``return_token_ids``; after each update the
-  adapter is saved (on a filesystem the server sees) and loaded through vLLM's ``/load_lora_adapter``
-  endpoint (the server needs ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``), the previous one unloaded.
+  adapter is saved (on a filesystem the server sees) and loaded through vLLM's
+  ``/load_lora_adapter`` endpoint (the server needs ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``);
+  the previous one is unloaded.
 
 vLLM is imported lazily, only by the ``vllm`` engine.
 """
