@@ -12,6 +12,13 @@ Quick start::
 from __future__ import annotations
 
 from .builtin import builtin_handlers, builtin_records
+from .catalog_tasks import (
+    CatalogHoldout,
+    CatalogTaskGenerator,
+    catalog_holdout,
+    catalog_task_env,
+    generate_catalog_tasks,
+)
 from .checker import CheckResult, check_answer
 from .errors import (
     ToolEnvArgumentError,
@@ -23,6 +30,7 @@ from .errors import (
     ToolEnvTruncatedError,
     ToolEnvUnknownToolError,
 )
+from .llm_simulator import LLMResponseCache, LLMSimulator
 from .records import ToolRecord
 from .simulator import LatencyModel, PinnedResponse, ToolEnvSimulator
 from .source import ToolEnv, ToolEnvSource, toolenv_sources
@@ -40,8 +48,12 @@ from .world import World
 
 __all__ = [
     "AnswerFact",
+    "CatalogHoldout",
+    "CatalogTaskGenerator",
     "CheckResult",
     "GoldCall",
+    "LLMResponseCache",
+    "LLMSimulator",
     "LatencyModel",
     "PinnedResponse",
     "Task",
@@ -61,8 +73,11 @@ __all__ = [
     "builtin_handlers",
     "builtin_records",
     "builtin_tasks",
+    "catalog_holdout",
+    "catalog_task_env",
     "check_answer",
     "execute_gold",
+    "generate_catalog_tasks",
     "generate_tasks",
     "load_tasks",
     "save_tasks",

@@ -16,7 +16,7 @@ import random
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -35,6 +35,9 @@ from .errors import (
 from .generic import canonical_arguments, generate_response
 from .records import ToolRecord
 from .world import World
+
+if TYPE_CHECKING:
+    from .llm_simulator import LLMSimulator
 
 __all__ = ["FailureKind", "LatencyModel", "PinnedResponse", "ToolEnvSimulator"]
 
@@ -86,6 +89,9 @@ class ToolEnvSimulator:
         latency: Seeded latency model; ``None`` answers immediately.
         pinned: Responses fixed for exact calls.
         handlers: Handlers by tool id; defaults to the built-in handlers.
+        llm: Optional LLM simulation for tools without a handler (pinned responses and handlers
+            still win). Only :meth:`call` uses it; :meth:`respond` stays the schema-driven,
+            model-free answer that gold DAGs are built from.
     """
 
     def __init__(
@@ -98,6 +104,7 @@ class ToolEnvSimulator:
         latency: LatencyModel | None = None,
         pinned: Iterable[PinnedResponse] = (),
         handlers: Mapping[str, Handler] | None = None,
+        llm: LLMSimulator | None = None,
     ) -> None:
         if not 0.0 <= failure_rate <= 1.0:
             raise ValueError(f"failure_rate must be within [0, 1], got {failure_rate}")
@@ -110,6 +117,7 @@ class ToolEnvSimulator:
         self.seed = int(seed)
         self.failure_rate = failure_rate
         self.latency = latency
+        self.llm = llm
         self.world = World(self.seed)
         self.records: dict[str, ToolRecord] = {}
         self._by_provider: dict[str, list[ToolRecord]] = defaultdict(list)
@@ -226,7 +234,7 @@ class ToolEnvSimulator:
             )
         if failure == "unavailable":
             raise ToolEnvHTTPError(503, f"{identifier}: service unavailable")
-        response = self.respond(identifier, arguments)
+        response = await self._answer(record, arguments)
         if failure == "truncated":
             body = json.dumps(response, ensure_ascii=False)
             raise ToolEnvTruncatedError(
@@ -237,6 +245,16 @@ class ToolEnvSimulator:
                 {"tool": identifier, "arguments": dict(arguments), "response": response}
             )
         return response
+
+    async def _answer(self, record: ToolRecord, arguments: dict[str, Any]) -> Any:
+        llm = self.llm
+        if (
+            llm is None
+            or record.id in self.handlers
+            or self._key(record, arguments) in self._pinned
+        ):
+            return self.respond(record.id, arguments)
+        return await llm.respond(record, self._with_defaults(record, arguments), seed=self.seed)
 
     def _validator(self, record: ToolRecord) -> Draft202012Validator:
         validator = self._validators.get(record.id)

@@ -13,6 +13,7 @@ from .records import ToolRecord
 from .simulator import FAILURE_KINDS, FailureKind, LatencyModel, PinnedResponse, ToolEnvSimulator
 
 if TYPE_CHECKING:
+    from .llm_simulator import LLMSimulator
     from .tasks import Task
 
 __all__ = ["ToolEnv", "ToolEnvSource", "toolenv_sources"]
@@ -59,6 +60,7 @@ class ToolEnv:
         latency: Seeded latency model, or ``None`` for instant answers.
         handlers: Handlers by tool id (defaults to the built-in handlers).
         pinned: Responses fixed for exact calls.
+        llm: Optional LLM simulation for tools without a handler (kept by :meth:`for_task`).
     """
 
     def __init__(
@@ -71,6 +73,7 @@ class ToolEnv:
         latency: LatencyModel | None = None,
         handlers: Mapping[str, Handler] | None = None,
         pinned: Iterable[PinnedResponse] = (),
+        llm: LLMSimulator | None = None,
     ) -> None:
         self.records = list(records)
         self._options: dict[str, Any] = {
@@ -78,6 +81,7 @@ class ToolEnv:
             "failure_kinds": tuple(failure_kinds),
             "latency": latency,
             "handlers": handlers,
+            "llm": llm,
         }
         self.simulator = ToolEnvSimulator(self.records, seed=seed, pinned=pinned, **self._options)
         self.sources: list[ToolSource] = toolenv_sources(self.simulator)
