@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .config import RetrievalConfig, SearchMode, default_index_dir
     from .documents import catalog_key, tool_document
-    from .encoder import DEFAULT_MODEL_NAME, Encoder, SentenceEncoder, default_model_path
+    from .encoder import (
+        DEFAULT_MODEL_NAME,
+        Encoder,
+        SentenceEncoder,
+        default_model_path,
+        encoder_name,
+    )
     from .fusion import FusionMethod, fuse, reciprocal_rank_fusion, score_fusion
     from .index import HybridToolSearch, UpdateStats
     from .metrics import completeness_at_k, ndcg_at_k, recall_at_k
@@ -37,6 +43,7 @@ __all__ = (
     "completeness_at_k",
     "default_index_dir",
     "default_model_path",
+    "encoder_name",
     "fuse",
     "ndcg_at_k",
     "recall_at_k",
@@ -55,6 +62,7 @@ _WHERE = {
     "Encoder": "encoder",
     "SentenceEncoder": "encoder",
     "default_model_path": "encoder",
+    "encoder_name": "encoder",
     "FusionMethod": "fusion",
     "fuse": "fusion",
     "reciprocal_rank_fusion": "fusion",

@@ -13,7 +13,13 @@ import numpy as np
 from ..errors import ConfigError
 from ._deps import require
 
-__all__ = ["DEFAULT_MODEL_NAME", "Encoder", "SentenceEncoder", "default_model_path"]
+__all__ = [
+    "DEFAULT_MODEL_NAME",
+    "Encoder",
+    "SentenceEncoder",
+    "default_model_path",
+    "encoder_name",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +48,16 @@ def default_model_path() -> Path:
     return Path(package.get_model_path())
 
 
+def encoder_name(model: str | Path | None) -> str:
+    """The name a :class:`SentenceEncoder` for ``model`` will have, without loading it.
+
+    The name keys the on-disk embedding store, so callers can look for a stored index first.
+    """
+    if model is None or str(model) == DEFAULT_MODEL_NAME:
+        return DEFAULT_MODEL_NAME
+    return str(Path(model).expanduser().resolve())
+
+
 class SentenceEncoder:
     """A sentence-transformers model loaded from a local directory, never from a hub.
 
@@ -66,17 +82,16 @@ class SentenceEncoder:
         progress_threshold: int = 2000,
         device: str | None = None,
     ) -> None:
-        if model is None or str(model) == DEFAULT_MODEL_NAME:
+        self.name = encoder_name(model)
+        if self.name == DEFAULT_MODEL_NAME:
             path = default_model_path()
-            self.name = DEFAULT_MODEL_NAME
         else:
-            path = Path(model).expanduser()
+            path = Path(model).expanduser()  # type: ignore[arg-type]
             if not path.is_dir():
                 raise ConfigError(
                     f"retrieval model {str(model)!r} is not a local sentence-transformers "
                     "directory (models are never downloaded at run time)"
                 )
-            self.name = str(path.resolve())
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         sentence_transformers = require("sentence_transformers")
         self._model = sentence_transformers.SentenceTransformer(

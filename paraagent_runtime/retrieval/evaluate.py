@@ -1,9 +1,10 @@
-"""``paraagent eval retrieval``: BM25 vs dense vs hybrid (vs re-ranked) on StableToolBench.
+"""The retrieval evaluation: BM25 vs dense vs hybrid (vs re-ranked) on StableToolBench.
 
 Fusion is tuned on a held-out *dev* part of the queries (a stable 30 % by query id) and reported
 on the remaining *test* part, so the hybrid numbers are not fitted to the queries they are
 measured on. Distractor tools (e.g. the ToolEnv catalog, wired by the CLI composition root) can
-be added to the pool.
+be added to the pool. ``app`` is the ``paraagent eval`` group; the CLI mounts its commands
+(``retrieval`` from :mod:`paraagent_runtime.cli.eval_retrieval`).
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
-from ..errors import ConfigError
 from ..tools import ToolSpec
 from .config import RetrievalConfig, SearchMode
 from .fusion import FusionMethod, Ranking, fuse
@@ -274,57 +274,3 @@ def write_report(report: EvalReport, out_dir: str | Path) -> list[Path]:
     plt.close(figure)
     written.append(png_path)
     return written
-
-
-def _read_tools(path: Path) -> list[ToolSpec]:
-    tools = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
-            try:
-                tools.append(ToolSpec.model_validate_json(line))
-            except ValueError as exc:
-                raise ConfigError(f"{path}:{number}: not a ToolSpec record: {exc}") from exc
-    return tools
-
-
-@app.command("retrieval")
-def retrieval_command(
-    data: Annotated[Path, typer.Option(help="StableToolBench data folder.")] = Path(
-        "../shared/data/stabletoolbench"
-    ),
-    out: Annotated[Path, typer.Option(help="Where to write JSON and PNG.")] = Path(
-        "runs/eval_retrieval"
-    ),
-    model: Annotated[
-        str | None, typer.Option(help="Local sentence-transformers model directory.")
-    ] = None,
-    index_dir: Annotated[
-        Path | None, typer.Option(help="Persist embeddings here (reused across runs).")
-    ] = None,
-    distractors: Annotated[
-        Path | None, typer.Option(help="JSONL of ToolSpec records added to the pool.")
-    ] = None,
-    reranker: Annotated[
-        Path | None, typer.Option(help="Local cross-encoder directory for re-ranking.")
-    ] = None,
-) -> None:
-    """Recall/NDCG/Completeness@{1,3,5,10} of BM25, dense and hybrid retrieval."""
-    import asyncio
-
-    from rich.console import Console
-
-    from .index import HybridToolSearch
-    from .rerank import CrossEncoderReranker
-
-    search = HybridToolSearch(
-        RetrievalConfig(model=model, index_dir=index_dir),
-        reranker=CrossEncoderReranker(reranker) if reranker else None,
-    )
-    extra = _read_tools(distractors) if distractors else []
-    report = asyncio.run(evaluate_retrieval(data, search=search, distractors=extra))
-    console = Console()
-    console.print(report_table(report, "test"))
-    console.print(f"fusion tuned on {report.dev_queries} dev queries: {report.tuned}")
-    console.print(f"context only: {TOOLOMNI_CONTEXT}")
-    for path in write_report(report, out):
-        console.print(f"wrote {path}")

@@ -40,52 +40,6 @@ def test_bad_config_is_rejected() -> None:
         retrieval.SentenceEncoder("/nonexistent/model")
 
 
-def _api(tool: str, api: str, description: str, parameter: str = "q") -> dict:
-    return {
-        "category_name": "Data",
-        "tool_name": tool,
-        "api_name": api,
-        "api_description": description,
-        "required_parameters": [
-            {"name": parameter, "type": "STRING", "description": "", "default": ""}
-        ],
-        "optional_parameters": [],
-        "method": "GET",
-    }
-
-
-@pytest.fixture()
-def tiny_bench(tmp_path):
-    folder = tmp_path / "stb" / "solvable_queries" / "test_instruction"
-    folder.mkdir(parents=True)
-    apis = [
-        _api("Weather Hub", "Forecast", "Weather forecast for a city"),
-        _api("Weather Hub", "Alerts", "Severe weather alerts"),
-        _api("FX Rates", "Convert", "Convert an amount between currencies"),
-        _api("Lyrics", "Song lyrics", ""),
-    ]
-    g1 = [
-        {
-            "query": "Will it rain in Paris tomorrow?",
-            "query_id": i,
-            "api_list": apis,
-            "relevant APIs": [["Weather Hub", "Forecast"]],
-        }
-        for i in range(6)
-    ]
-    g2 = [
-        {
-            "query": "Convert 100 USD to EUR and show the lyrics of Yesterday",
-            "query_id": 7,
-            "api_list": apis,
-            "relevant APIs": [["FX Rates", "Convert"], ["Lyrics", "Song lyrics"]],
-        }
-    ]
-    (folder / "G1_instruction.json").write_text(json.dumps(g1))
-    (folder / "G2_instruction.json").write_text(json.dumps(g2))
-    return tmp_path / "stb"
-
-
 def test_loader_builds_pool_and_gold(tiny_bench) -> None:
     bench = load_stabletoolbench(tiny_bench)
     assert [tool.id for tool in bench.tools] == [
