@@ -49,6 +49,7 @@ from training.algo import (
     zero_variance_share,
 )
 from training.config import save_config
+from training.evaluate import EvalSummary, evaluate_policy
 
 from .config import RLConfig
 from .model import load_rl_model
@@ -331,6 +332,21 @@ class RLTrainer:
         if metrics_path.is_file():
             plot_curves(metrics_path, self.output_dir / CURVES)
         return history
+
+    def evaluate(self, tasks: Sequence[Task]) -> EvalSummary:
+        """Greedy success of the current policy on ``tasks`` (each in its own ToolEnv world)."""
+        self.model.eval()
+        self._loop.run_until_complete(self.engine.sync(self.rl_model, self.step))
+        summary, _ = self._loop.run_until_complete(
+            evaluate_policy(
+                self.engine.policy,
+                tasks,
+                model=f"rl-step-{self.step}",
+                max_turns=self.config.max_turns,
+                max_tokens=self.config.max_new_tokens,
+            )
+        )
+        return summary
 
     def close(self) -> None:
         """Release the rollout engine and close the event loop (no step can run afterwards)."""

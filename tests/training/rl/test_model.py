@@ -1,11 +1,9 @@
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import pytest
 import torch
-from peft import LoraConfig, get_peft_model
 from transformers import AutoModelForCausalLM
 
 from paraagent_runtime.errors import ConfigError
@@ -13,27 +11,12 @@ from paraagent_runtime.policy.tiny import build_tiny_model
 from training.rl import RLConfig
 from training.rl.model import REFERENCE_ADAPTER, load_rl_model
 
+from .helpers import sft_adapter
+
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("rl-base"), hidden_size=32, num_layers=1)
-
-
-def sft_adapter(base: Path, directory: Path) -> Path:
-    """An adapter directory like the SFT stage writes (non-zero B, so it changes the outputs)."""
-    config = LoraConfig(
-        r=4,
-        lora_alpha=8,
-        target_modules=["q_proj", "v_proj"],
-        init_lora_weights=False,
-        lora_dropout=0.1,
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # peft reads a deprecated transformers alias
-        get_peft_model(AutoModelForCausalLM.from_pretrained(base), config).save_pretrained(
-            directory
-        )
-    return directory
 
 
 def _logits(model: torch.nn.Module) -> torch.Tensor:

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import json
 from pathlib import Path
@@ -9,69 +8,13 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
-from mcp_servers.toolenv import Task, ToolEnv, builtin_tasks
-from paraagent_runtime.agent import Agent, AgentConfig
 from paraagent_runtime.errors import ConfigError, UserError
-from paraagent_runtime.policy.base import SamplingParams
-from paraagent_runtime.policy.tiny import build_tiny_model
-from paraagent_runtime.policy.transformers_local import TransformersPolicy
-from paraagent_runtime.toolspace import Toolspace
 from training.rl import RLConfig, RLTrainer
 from training.rl.trainer import CHECKPOINT, CURVES, METRICS
 
-from .test_model import sft_adapter
-
-
-def _task() -> Task:
-    return next(t for t in builtin_tasks() if t.family == "city_pair_facts")
-
-
-@pytest.fixture(scope="module")
-def cold_start(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny random-init model nudged (a few SFT steps) towards '<answer>…</answer>', so rollouts differ in reward."""
-    path = build_tiny_model(
-        tmp_path_factory.mktemp("rl-tiny"), hidden_size=64, num_layers=1, seed=0
-    )
-    policy = TransformersPolicy(path)
-    task = _task()
-
-    async def prompt_ids() -> list[int]:
-        toolspace = Toolspace(ToolEnv.builtin().for_task(task).sources)
-        await toolspace.refresh()
-        config = AgentConfig(strict=True, max_turns=1, sampling=SamplingParams(max_tokens=1))
-        episode = await Agent(policy, toolspace, config).run(task.query, task_id=task.id)
-        return episode.turns[0].prompt_token_ids
-
-    prompt = asyncio.run(prompt_ids())
-    target = policy.tokenizer.encode("<answer>Munich</answer>", add_special_tokens=False)
-    target.append(policy.tokenizer.eos_token_id)
-    model = policy.model.train()
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
-    ids = torch.tensor([prompt + target])
-    for _ in range(30):
-        logits = model(input_ids=ids, logits_to_keep=len(target) + 1).logits[0, :-1]
-        torch.nn.functional.cross_entropy(logits, torch.tensor(target)).backward()
-        optimizer.step()
-        optimizer.zero_grad()
-    model.save_pretrained(path)
-    return path
-
-
-def _config(model: Path, out: Path, **overrides: object) -> RLConfig:
-    values = dict(
-        model=str(model),
-        output_dir=out,
-        steps=2,
-        tasks_per_step=1,
-        group_size=4,
-        max_turns=1,
-        max_new_tokens=10,
-        learning_rate=1e-3,
-        save_every=1,
-        kl_coef=0.05,
-    )
-    values.update(overrides)
-    return RLConfig(**values)
+from .helpers import rl_config as _config
+from .helpers import rl_task as _task
+from .helpers import sft_adapter
 
 
 @pytest.mark.slow

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from paraagent_runtime.errors import ConfigError
+from training.rl import RLConfig
+from training.rl.ablation import AblationRun, ablation_table, main, run_ablation
+
+from .helpers import rl_config as _config
+
+
+def _run(estimator: str, seed: int, reward: float) -> AblationRun:
+    return AblationRun(
+        estimator=estimator,
+        seed=seed,
+        steps=3,
+        episodes=12,
+        final_reward=reward,
+        final_success=reward / 2,
+        zero_variance_groups=0.5,
+        wall_s=2.0,
+        curves={"reward/trajectory_mean": [0.0, reward], "success": [0.0, reward / 2]},
+    )
+
+
+def test_table_has_one_row_per_estimator_with_mean_and_std_over_seeds() -> None:
+    runs = [_run("grpo", 0, 0.2), _run("grpo", 1, 0.4), _run("multilevel", 0, 0.5)]
+    lines = ablation_table(runs).splitlines()
+    assert len(lines) == 4
+    assert lines[2].startswith("| grpo | 0,1 | 3 | 24 | 0.300 ± 0.141")
+    assert lines[3].startswith("| multilevel | 0 | 3 | 12 | 0.500 |")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [({"seeds": ()}, "seed"), ({"estimators": ()}, "estimator"), ({"window": 0}, "window")],
+)
+def test_bad_ablation_arguments_raise(tmp_path: Path, kwargs: dict, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        run_ablation(RLConfig(output_dir=tmp_path), output_dir=tmp_path, **kwargs)
+
+
+def test_cli_reports_a_bad_config_with_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "rl.yaml"
+    config.write_text("group_size: 1\n")
+    assert main(["--config", str(config), "--output-dir", str(tmp_path)]) == 2
+    assert "group_size" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_ablation_runs_both_estimators_with_the_same_budget(
+    cold_start: Path, tmp_path: Path
+) -> None:
+    base = _config(
+        cold_start, tmp_path / "unused", steps=2, save_every=2, tasks_file=None, n_tasks=2
+    )
+    runs = run_ablation(base, output_dir=tmp_path, seeds=(0,), window=2, heldout_tasks=1)
+    assert [r.estimator for r in runs] == ["grpo", "multilevel"]
+    assert {r.episodes for r in runs} == {2 * base.tasks_per_step * base.group_size}
+    assert all(r.heldout_success is not None and len(r.curves["success"]) == 2 for r in runs)
+    for name in ("ablation.json", "ablation.md", "ablation.png"):
+        assert (tmp_path / name).stat().st_size > 0
+    assert len(json.loads((tmp_path / "ablation.json").read_text())["runs"]) == 2
+    again = run_ablation(base, output_dir=tmp_path, seeds=(0,), window=2)
+    assert [r.final_reward for r in again] == [r.final_reward for r in runs]

@@ -1,0 +1,256 @@
+"""Trajectory-only GRPO vs. multi-level advantages: the same runs, seeds and budget, one table.
+
+Every (estimator, seed) pair is one :class:`~training.rl.trainer.RLTrainer` run from the same RL
+config, differing only in ``advantage.estimator`` and ``seed``: same tasks, same steps, same
+rollouts per step, so the same number of sampled episodes. Runs are resumable (each has its own
+directory); a finished run is read back, not rerun. Optionally each final policy is evaluated on
+held-out ToolEnv tasks (greedy).
+
+Outputs in ``output_dir``: ``ablation.json`` (per run and per estimator), ``ablation.md`` (the
+table) and ``ablation.png`` (trajectory reward and success per step, mean over seeds).
+
+``python -m training.rl.ablation --config training/configs/rl_cpu.yaml --seeds 0 1 --steps 30``
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from mcp_servers.toolenv import generate_tasks
+from paraagent_runtime.errors import ConfigError, ParaAgentError
+from training.config import load_config
+
+from .config import RLConfig
+from .trainer import METRICS, RLTrainer
+
+__all__ = ["AblationRun", "ablation_table", "main", "plot_ablation", "run_ablation"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_ESTIMATORS = ("grpo", "multilevel")
+HELDOUT = "test-seen"
+_CURVES = (("reward/trajectory_mean", "trajectory reward"), ("success", "success (train rollouts)"))
+
+
+class AblationRun(BaseModel):
+    """The outcome of one (estimator, seed) run.
+
+    Attributes:
+        estimator: The advantage estimator.
+        seed: The run's seed (torch and rollout sampling).
+        steps: Steps in the metrics file.
+        episodes: Rollout episodes sampled in total (the budget).
+        final_reward: Mean trajectory reward over the last ``window`` steps.
+        final_success: Mean rollout success over the last ``window`` steps.
+        zero_variance_groups: Mean share of zero-variance groups over all steps.
+        wall_s: Sum of step times.
+        heldout_success: Greedy success on the held-out tasks (``None`` when not evaluated).
+        curves: Per-step values of the plotted metrics.
+    """
+
+    estimator: str
+    seed: int
+    steps: int
+    episodes: int
+    final_reward: float
+    final_success: float
+    zero_variance_groups: float
+    wall_s: float
+    heldout_success: float | None = None
+    curves: dict[str, list[float]]
+
+
+def _read_metrics(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _summarize(
+    config: RLConfig, rows: list[dict[str, Any]], window: int, heldout: float | None
+) -> AblationRun:
+    if not rows:
+        raise ConfigError(f"{config.output_dir / METRICS}: the run logged no step")
+    tail = rows[-window:]
+    return AblationRun(
+        estimator=config.advantage.estimator,
+        seed=config.seed,
+        steps=len(rows),
+        episodes=len(rows) * config.tasks_per_step * config.group_size,
+        final_reward=statistics.fmean(r["reward/trajectory_mean"] for r in tail),
+        final_success=statistics.fmean(r["success"] for r in tail),
+        zero_variance_groups=statistics.fmean(r["zero_variance_groups"] for r in rows),
+        wall_s=sum(r["step_time_s"] for r in rows),
+        heldout_success=heldout,
+        curves={key: [float(r[key]) for r in rows] for key, _ in _CURVES},
+    )
+
+
+def _variant(base: RLConfig, estimator: str, seed: int, output_dir: Path) -> RLConfig:
+    advantage = dataclasses.replace(base.advantage, estimator=estimator)
+    return dataclasses.replace(
+        base,
+        advantage=advantage,
+        seed=seed,
+        output_dir=output_dir / f"{estimator}-seed{seed}",
+        resume=True,
+    )
+
+
+def run_ablation(
+    base: RLConfig,
+    *,
+    output_dir: Path,
+    estimators: Sequence[str] = DEFAULT_ESTIMATORS,
+    seeds: Sequence[int] = (0, 1),
+    window: int = 5,
+    heldout_tasks: int = 0,
+) -> list[AblationRun]:
+    """Run (or read back) every estimator with every seed and write the table and the PNG.
+
+    Args:
+        base: The RL config every run shares (its ``output_dir``, ``seed`` and estimator are
+            replaced per run).
+        output_dir: Where the runs and the comparison go.
+        estimators: Advantage estimators to compare.
+        seeds: Seeds every estimator runs with.
+        window: Steps at the end averaged into the final numbers.
+        heldout_tasks: Held-out (``test-seen``) tasks each final policy is evaluated on; 0 skips.
+
+    Raises:
+        ConfigError: no estimator or seed, a window < 1, or an unknown estimator.
+    """
+    if not estimators or not seeds:
+        raise ConfigError("run_ablation: give at least one estimator and one seed")
+    if window < 1 or heldout_tasks < 0:
+        raise ConfigError("run_ablation: window must be >= 1 and heldout_tasks >= 0")
+    variants = [_variant(base, e, s, output_dir) for e in estimators for s in seeds]
+    runs = []
+    for config in variants:
+        metrics = config.output_dir / METRICS
+        heldout = None
+        if len(_read_metrics(metrics)) < config.steps or heldout_tasks:
+            logger.info("ablation run %s", config.output_dir)
+            trainer = RLTrainer(config)
+            try:
+                trainer.train()
+                if heldout_tasks:
+                    tasks = generate_tasks(heldout_tasks, seed=config.task_seed, split=HELDOUT)
+                    heldout = trainer.evaluate(tasks).success_rate
+            finally:
+                trainer.close()
+        runs.append(_summarize(config, _read_metrics(metrics), window, heldout))
+    write_ablation(runs, output_dir)
+    return runs
+
+
+def _mean_std(values: Sequence[float]) -> str:
+    if len(values) == 1:
+        return f"{values[0]:.3f}"
+    return f"{statistics.fmean(values):.3f} ± {statistics.stdev(values):.3f}"
+
+
+def ablation_table(runs: Sequence[AblationRun]) -> str:
+    """A markdown table: one row per estimator, mean ± std over seeds."""
+    lines = [
+        "| estimator | seeds | steps | episodes | final reward | final success "
+        "| held-out success | zero-var groups | wall s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for estimator in dict.fromkeys(run.estimator for run in runs):
+        group = [run for run in runs if run.estimator == estimator]
+        heldout = [run.heldout_success for run in group if run.heldout_success is not None]
+        lines.append(
+            f"| {estimator} | {','.join(str(run.seed) for run in group)} "
+            f"| {group[0].steps} | {sum(run.episodes for run in group)} "
+            f"| {_mean_std([run.final_reward for run in group])} "
+            f"| {_mean_std([run.final_success for run in group])} "
+            f"| {_mean_std(heldout) if heldout else '-'} "
+            f"| {_mean_std([run.zero_variance_groups for run in group])} "
+            f"| {sum(run.wall_s for run in group):.0f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def plot_ablation(runs: Sequence[AblationRun], png_path: Path) -> Path:
+    """Trajectory reward and success per step for each estimator (mean over seeds, min-max band)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, len(_CURVES), figsize=(11, 4))
+    for axis, (key, title) in zip(axes, _CURVES, strict=True):
+        for estimator in dict.fromkeys(run.estimator for run in runs):
+            curves = [run.curves[key] for run in runs if run.estimator == estimator]
+            length = min(len(curve) for curve in curves)
+            steps = list(range(1, length + 1))
+            columns = [[curve[i] for curve in curves] for i in range(length)]
+            axis.plot(steps, [statistics.fmean(c) for c in columns], marker=".", label=estimator)
+            axis.fill_between(
+                steps, [min(c) for c in columns], [max(c) for c in columns], alpha=0.2
+            )
+        axis.set_title(title)
+        axis.set_xlabel("step")
+        axis.legend(fontsize=8)
+    figure.tight_layout()
+    png_path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(png_path, dpi=100)
+    plt.close(figure)
+    return png_path
+
+
+def write_ablation(runs: Sequence[AblationRun], output_dir: Path) -> None:
+    """Write ``ablation.json``, ``ablation.md`` and ``ablation.png`` to ``output_dir``."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    payload = {"runs": [run.model_dump() for run in runs], "table": ablation_table(runs)}
+    (output_dir / "ablation.json").write_text(json.dumps(payload, indent=2), encoding="utf-8")
+    (output_dir / "ablation.md").write_text(ablation_table(runs), encoding="utf-8")
+    plot_ablation(runs, output_dir / "ablation.png")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m training.rl.ablation``: run, print the table; exit status 2 on a bad config."""
+    parser = argparse.ArgumentParser(description="Trajectory-only GRPO vs multi-level ablation.")
+    parser.add_argument("--config", type=Path, help="RLConfig YAML/JSON shared by every run.")
+    parser.add_argument("--model", help="Starting checkpoint (overrides the config).")
+    parser.add_argument("--adapter", type=Path, help="LoRA adapter to start from (needs lora).")
+    parser.add_argument("--output-dir", type=Path, default=Path("runs/rl-ablation"))
+    parser.add_argument("--steps", type=int, help="Steps per run (overrides the config).")
+    parser.add_argument("--estimators", nargs="+", default=list(DEFAULT_ESTIMATORS))
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
+    parser.add_argument("--window", type=int, default=5, help="Final steps averaged.")
+    parser.add_argument("--heldout-tasks", type=int, default=0, help="Held-out tasks per run.")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        base = load_config(
+            RLConfig, args.config, model=args.model, adapter=args.adapter, steps=args.steps
+        )
+        runs = run_ablation(
+            base,
+            output_dir=args.output_dir,
+            estimators=args.estimators,
+            seeds=args.seeds,
+            window=args.window,
+            heldout_tasks=args.heldout_tasks,
+        )
+    except ParaAgentError as exc:
+        print(f"error: {exc}")
+        return 2
+    print(ablation_table(runs), end="")
+    print(f"written to {args.output_dir}/ablation.{{json,md,png}}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
