@@ -22,6 +22,7 @@ rl_app = typer.Typer(
 
 @rl_app.callback(invoke_without_command=True)
 def rl(
+    ctx: typer.Context,
     config: Annotated[
         Path | None, typer.Option("--config", help="RLConfig YAML/JSON file.")
     ] = None,
@@ -35,6 +36,8 @@ def rl(
     ] = None,
 ) -> None:
     """Train with RL; options override the config file."""
+    if ctx.invoked_subcommand is not None:
+        return
     from .trainer import RLTrainer
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -55,5 +58,43 @@ def rl(
     last = history[-1] if history else {}
     typer.echo(
         f"done: {len(history)} step(s) to step {last.get('step', '-')}; "
-        f"success {last.get('success', float('nan')):.2f}; curves in {loaded.output_dir / 'curves.png'}"
+        f"success {last.get('success', float('nan')):.2f}; "
+        f"curves in {loaded.output_dir / 'curves.png'}"
     )
+
+
+@rl_app.command("ablation")
+def ablation(
+    config: Annotated[
+        Path | None, typer.Option("--config", help="RLConfig YAML/JSON shared by every run.")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Starting checkpoint directory.")] = None,
+    output_dir: Annotated[Path, typer.Option(help="Runs and the comparison.")] = Path(
+        "runs/rl-ablation"
+    ),
+    steps: Annotated[int | None, typer.Option(help="Steps per run.")] = None,
+    estimator: Annotated[
+        list[str] | None,
+        typer.Option(help="Estimators to compare (repeat; default grpo, multilevel)."),
+    ] = None,
+    seed: Annotated[list[int] | None, typer.Option(help="Seeds (repeat; default 0 and 1).")] = None,
+    heldout_tasks: Annotated[int, typer.Option(help="Held-out tasks per final policy.")] = 0,
+) -> None:
+    """Trajectory-only GRPO vs multi-level advantages: same seeds and budget, a table and a PNG."""
+    from .ablation import ablation_table, run_ablation
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        base = load_config(RLConfig, config, model=model, steps=steps)
+        runs = run_ablation(
+            base,
+            output_dir=output_dir,
+            estimators=estimator or ("grpo", "multilevel"),
+            seeds=seed or (0, 1),
+            heldout_tasks=heldout_tasks,
+        )
+    except ParaAgentError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from exc
+    typer.echo(ablation_table(runs), nl=False)
+    typer.echo(f"written to {output_dir}/ablation.{{json,md,png}}")

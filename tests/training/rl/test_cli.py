@@ -19,3 +19,11 @@ def test_bad_config_file_is_one_readable_error(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "group_size" in result.output
     missing = CliRunner().invoke(rl_app, ["--config", str(tmp_path / "nope.yaml")])
     assert missing.exit_code == 2 and "does not exist" in missing.output
+
+
+def test_ablation_subcommand_reports_a_bad_config_without_training(tmp_path: Path) -> None:
+    config = tmp_path / "rl.yaml"
+    config.write_text("group_size: 1\n")
+    result = CliRunner().invoke(rl_app, ["ablation", "--config", str(config)])
+    assert result.exit_code == 2 and "group_size" in result.output
+    assert "--heldout-tasks" in CliRunner().invoke(rl_app, ["ablation", "--help"]).output
