@@ -155,3 +155,30 @@ def test_eval_retrieval_adds_distractors_and_persists_per_pool(
     assert stored.name == "eval-stabletoolbench-builtin"
     assert len(list(stored.glob("tool-index-*.npz"))) == 1
     assert "pool 73" in capsys.readouterr().out
+
+
+def test_search_after_the_catalog_changed_re_embeds_instead_of_serving_stale_vectors(
+    cli, tmp_path, capsys
+) -> None:
+    path = tmp_path / "tools.jsonl"
+    old = ToolSpec(id="zoo/feed_penguins", description="Schedule feeding time for the penguins.")
+    other = ToolSpec(id="bank/open_account", description="Open a new savings account.")
+    path.write_text("\n".join(tool.model_dump_json() for tool in (old, other)))
+    root = str(tmp_path / "idx")
+    assert cli(["index", "build", "-c", str(path), "--index-dir", root]) == 0
+    changed = ToolSpec(id="zoo/feed_penguins", description="Order violin strings and rosin.")
+    path.write_text("\n".join(tool.model_dump_json() for tool in (changed, other)))
+    capsys.readouterr()
+    argv = ["index", "search", "violin strings", "-c", str(path), "--index-dir", root]
+    assert cli([*argv, "--mode", "dense"]) == 0
+    first = capsys.readouterr().out.split("│ 1 ")[1].splitlines()[0]
+    cells = [cell.strip() for cell in first.split("│")]
+    assert cells[1] == "zoo/feed_penguins"
+    assert float(cells[2]) > 0.25  # cosine to the new text (~0.45); the stale vector gives ~0
+
+
+def test_encoder_name_matches_the_loaded_encoder(tmp_path) -> None:
+    from paraagent_runtime.retrieval import DEFAULT_MODEL_NAME, encoder_name
+
+    assert encoder_name(None) == encoder_name(DEFAULT_MODEL_NAME) == DEFAULT_MODEL_NAME
+    assert encoder_name(tmp_path / "." / "model") == str((tmp_path / "model").resolve())
