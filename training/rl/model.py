@@ -100,12 +100,20 @@ class RLModel:
                 finally:
                     self.module.set_adapter(TRAINED_ADAPTER)  # type: ignore[operator]
 
-    def save(self, directory: Path) -> None:
-        """Write the trained weights (the adapter alone with LoRA) and the tokenizer."""
+    def save(self, directory: Path, *, state_dict: dict[str, torch.Tensor] | None = None) -> None:
+        """Write the trained weights (the adapter alone with LoRA) and the tokenizer.
+
+        Args:
+            directory: The target directory.
+            state_dict: Gathered weights of a sharded model (FSDP, ZeRO-3); default: the module's.
+        """
+        extra = {"state_dict": state_dict} if state_dict is not None else {}
         if self.is_lora:
-            self.module.save_pretrained(directory, selected_adapters=[TRAINED_ADAPTER])  # type: ignore[operator]
+            self.module.save_pretrained(  # type: ignore[operator]
+                directory, selected_adapters=[TRAINED_ADAPTER], **extra
+            )
         else:
-            self.module.save_pretrained(directory)  # type: ignore[operator]
+            self.module.save_pretrained(directory, **extra)  # type: ignore[operator]
         self.policy.tokenizer.save_pretrained(directory)
 
 

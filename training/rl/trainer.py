@@ -1,4 +1,4 @@
-"""An explicit GRPO-style trainer over the runtime's own agent loop and the ``training.algo`` functions.
+"""An explicit GRPO-style trainer over the runtime's agent loop and the ``training.algo`` functions.
 
 Each step: pick ``tasks_per_step`` ToolEnv tasks; run ``group_size`` rollouts of each with the real
 :class:`~paraagent_runtime.agent.Agent` and a :class:`TransformersPolicy` sharing the trained model
@@ -17,8 +17,10 @@ same loss (clipped ratio, k3 KL) and the same normalizers.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
+import math
 import random
 import shutil
 import statistics
@@ -52,6 +54,7 @@ from training.config import save_config
 from training.evaluate import EvalSummary, evaluate_policy
 
 from .config import RLConfig
+from .distributed import Parallel
 from .model import load_rl_model
 from .plot import plot_curves
 from .rollout import SharedWeights, vllm_engine
@@ -100,22 +103,29 @@ class RLTrainer:
         checkpoint = self.output_dir / CHECKPOINT
         resuming = config.resume and (checkpoint / "state.json").is_file()
         torch.manual_seed(config.seed)
-        vllm = vllm_engine(config)
-        self.rl_model = load_rl_model(config, checkpoint=checkpoint if resuming else None)
+        self.parallel = Parallel(config.device)
+        self.device = self.parallel.device
+        local = dataclasses.replace(config, device=self.device)
+        vllm = vllm_engine(local)
+        self.rl_model = load_rl_model(local, checkpoint=checkpoint if resuming else None)
         self.policy = self.rl_model.policy
-        self.model = self.rl_model.module
         self.engine = vllm if vllm is not None else SharedWeights(self.rl_model)
         if config.gradient_checkpointing:
-            self.model.gradient_checkpointing_enable(
+            self.rl_model.module.gradient_checkpointing_enable(
                 gradient_checkpointing_kwargs={"use_reentrant": False}
             )
-        self.optimizer = torch.optim.AdamW(
+        optimizer = torch.optim.AdamW(
             self.rl_model.trainable_parameters(),
             lr=config.learning_rate,
             weight_decay=config.weight_decay,
         )
+        # ``model`` runs the training forward (wrapped for DDP/FSDP/DeepSpeed); generation, the
+        # reference and saving use ``rl_model.module``, the same weights unwrapped.
+        self.model, self.optimizer = self.parallel.prepare(
+            self.rl_model.module, optimizer, config.micro_batch_rows
+        )
         self.env = ToolEnv.builtin()
-        # One loop for the whole run: the policy's generation lock is bound to the loop it first ran on.
+        # One loop for the run: the policy's generation lock binds to the loop it first ran on.
         self._loop = asyncio.new_event_loop()
         if resuming:
             self._load_state(checkpoint)
@@ -124,7 +134,7 @@ class RLTrainer:
     # -- rollouts ----------------------------------------------------------------------------
 
     def _tasks_for(self, step: int) -> list[Task]:
-        first = step * self.config.tasks_per_step
+        first = (step * self.parallel.world + self.parallel.rank) * self.config.tasks_per_step
         return [
             self.tasks[(first + i) % len(self.tasks)] for i in range(self.config.tasks_per_step)
         ]
@@ -151,7 +161,9 @@ class RLTrainer:
 
     async def _rollouts(self, tasks: Sequence[Task], step: int) -> list[Episode]:
         jobs = []
-        for index, task in enumerate(tasks):
+        offset = self.parallel.rank * len(tasks)
+        for local, task in enumerate(tasks):
+            index = offset + local
             for member in range(self.config.group_size):
                 seed = random.Random(f"{self.config.seed}:{step}:{index}:{member}").randrange(2**31)
                 jobs.append(self._rollout(task, seed))
@@ -192,6 +204,9 @@ class RLTrainer:
                 eps=config.advantage.eps,
             )
             update = self._update(batch, advantages)
+        elif self.parallel.world > 1:
+            # The other processes' backward passes wait for this one's.
+            update = self._update(None, None)
         else:
             logger.warning("step %d: no rollout produced a token; skipping the update", self.step)
             update = dict.fromkeys(
@@ -218,7 +233,7 @@ class RLTrainer:
     def _logprobs(
         self, model: torch.nn.Module, batch: TokenBatch, positions: torch.Tensor
     ) -> torch.Tensor:
-        device = self.config.device
+        device = self.device
         input_ids = batch.input_ids.to(device)
         output = model(
             input_ids=input_ids,
@@ -228,56 +243,69 @@ class RLTrainer:
         )
         return kept_logprobs(output.logits, input_ids, positions)
 
-    def _update(self, batch: TokenBatch, advantages: torch.Tensor) -> dict[str, float]:
+    def _idle_pass(self) -> None:
+        """A zero-weighted forward/backward, for a process with fewer micro-batches than others."""
+        ids = torch.full((1, 2), self._pad_id(), device=self.device)
+        logits = self.model(input_ids=ids, logits_to_keep=1, use_cache=False).logits
+        self.parallel.backward(logits.sum() * 0.0)
+
+    def _update(
+        self, batch: TokenBatch | None, advantages: torch.Tensor | None
+    ) -> dict[str, float]:
         config = self.config
-        device = config.device
+        device = self.device
         self.model.train()
         self.optimizer.zero_grad(set_to_none=True)
-        total_tokens = max(batch.n_assistant_tokens, 1)
-        rows = batch.input_ids.shape[0]
+        rows = batch.input_ids.shape[0] if batch is not None else 0
+        total_tokens = max(batch.n_assistant_tokens, 1) if batch is not None else 1
+        n_micro = self.parallel.micro_batches(rows, config.micro_batch_rows)
+        size = math.ceil(rows / n_micro)
         sums = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "ratio_mean": 0.0}
-        for start in range(0, rows, config.micro_batch_rows):
-            index = list(range(start, min(start + config.micro_batch_rows, rows)))
-            micro = batch.select(index)
-            mask = micro.assistant_mask.to(device)
-            n_tokens = int(mask.sum())
-            if n_tokens == 0:
-                continue
-            positions = logit_positions(micro.assistant_mask)
-            logprobs = self._logprobs(self.model, micro, positions)
-            reference = None
-            if self.rl_model.has_reference:
-                with self.rl_model.reference() as frozen:
-                    reference = self._logprobs(frozen, micro, positions)
-            loss, stats = policy_loss(
-                logprobs,
-                micro.old_logprobs.to(device),
-                advantages[index].to(device),
-                mask,
-                clip_low=config.clip_low,
-                clip_high=config.clip_high,
-                ref_logprobs=reference,
-                kl_coef=config.kl_coef,
-                aggregation=config.aggregation,
-            )
-            share = (
-                n_tokens / total_tokens if config.aggregation == "token_mean" else len(index) / rows
-            )
-            (loss * share).backward()
+        for micro_index in range(n_micro):
+            index = list(range(micro_index * size, min((micro_index + 1) * size, rows)))
+            with self.parallel.accumulating(self.model, last=micro_index == n_micro - 1):
+                if batch is None or advantages is None or not index:
+                    self._idle_pass()
+                    continue
+                micro = batch.select(index)
+                mask = micro.assistant_mask.to(device)
+                n_tokens = int(mask.sum())
+                positions = logit_positions(micro.assistant_mask)
+                logprobs = self._logprobs(self.model, micro, positions)
+                reference = None
+                if self.rl_model.has_reference:
+                    with self.rl_model.reference() as frozen:
+                        reference = self._logprobs(frozen, micro, positions)
+                loss, stats = policy_loss(
+                    logprobs,
+                    micro.old_logprobs.to(device),
+                    advantages[index].to(device),
+                    mask,
+                    clip_low=config.clip_low,
+                    clip_high=config.clip_high,
+                    ref_logprobs=reference,
+                    kl_coef=config.kl_coef,
+                    aggregation=config.aggregation,
+                )
+                share = (
+                    n_tokens / total_tokens
+                    if config.aggregation == "token_mean"
+                    else len(index) / rows
+                )
+                self.parallel.backward(loss * share)
             sums["loss"] += float(loss.detach()) * share
             for name in ("kl", "clip_fraction", "ratio_mean"):
                 sums[name] += getattr(stats, name) * n_tokens / total_tokens
         grad_norm = 0.0
         if config.max_grad_norm > 0:
-            grad_norm = float(
-                torch.nn.utils.clip_grad_norm_(
-                    self.rl_model.trainable_parameters(), config.max_grad_norm
-                )
+            grad_norm = self.parallel.clip(
+                self.rl_model.trainable_parameters(), config.max_grad_norm
             )
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.model.eval()
-        return {**sums, "grad_norm": grad_norm, "train_tokens": batch.n_assistant_tokens}
+        train_tokens = batch.n_assistant_tokens if batch is not None else 0
+        return {**sums, "grad_norm": grad_norm, "train_tokens": train_tokens}
 
     def _metrics(
         self, rewards: Sequence[EpisodeRewards], groups: Sequence[int], episodes: Sequence[Episode]
@@ -315,6 +343,10 @@ class RLTrainer:
         while self.step < self.config.steps:
             metrics = self.train_step()
             history.append(metrics)
+            if not self.parallel.is_main:
+                if self.step % self.config.save_every == 0 or self.step == self.config.steps:
+                    self.save_checkpoint()
+                continue
             with metrics_path.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(metrics) + "\n")
             logger.info(
@@ -329,7 +361,7 @@ class RLTrainer:
             )
             if self.step % self.config.save_every == 0 or self.step == self.config.steps:
                 self.save_checkpoint()
-        if metrics_path.is_file():
+        if self.parallel.is_main and metrics_path.is_file():
             plot_curves(metrics_path, self.output_dir / CURVES)
         return history
 
@@ -356,12 +388,22 @@ class RLTrainer:
             self._loop.close()
 
     def save_checkpoint(self) -> Path:
-        """Write weights (the adapter with LoRA), tokenizer, optimizer, step to ``output_dir/checkpoint``."""
+        """Write weights (adapter with LoRA), tokenizer, optimizer and step to ``checkpoint/``.
+
+        Every process calls it (gathering sharded weights is collective); the main one writes.
+        Sharded optimizer states (FSDP, DeepSpeed) are not saved: a resumed run keeps the weights
+        and the step and restarts the optimizer moments.
+        """
         final = self.output_dir / CHECKPOINT
+        state_dict = self.parallel.full_state_dict(self.model)
+        if not self.parallel.is_main:
+            self.parallel.wait()
+            return final
         staging = self.output_dir / f"{CHECKPOINT}.tmp"
         shutil.rmtree(staging, ignore_errors=True)
-        self.rl_model.save(staging)
-        torch.save(self.optimizer.state_dict(), staging / "optimizer.pt")
+        self.rl_model.save(staging, state_dict=state_dict)
+        if not self.parallel.sharded:
+            torch.save(self.optimizer.state_dict(), staging / "optimizer.pt")
         state = {"step": self.step, "torch_rng": torch.get_rng_state().tolist()}
         (staging / "state.json").write_text(json.dumps(state), encoding="utf-8")
         previous = self.output_dir / f"{CHECKPOINT}.old"
@@ -370,12 +412,17 @@ class RLTrainer:
             final.rename(previous)
         staging.rename(final)
         shutil.rmtree(previous, ignore_errors=True)
+        self.parallel.wait()
         return final
 
     def _load_state(self, checkpoint: Path) -> None:
         try:
             state = json.loads((checkpoint / "state.json").read_text(encoding="utf-8"))
-            self.optimizer.load_state_dict(torch.load(checkpoint / "optimizer.pt"))
+            optimizer = checkpoint / "optimizer.pt"
+            if optimizer.is_file():
+                self.optimizer.load_state_dict(torch.load(optimizer))
+            else:
+                logger.warning("%s has no optimizer state; the optimizer restarts", checkpoint)
             torch.set_rng_state(torch.tensor(state["torch_rng"], dtype=torch.uint8))
             self.step = int(state["step"])
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
