@@ -182,3 +182,34 @@ def test_encoder_name_matches_the_loaded_encoder(tmp_path) -> None:
 
     assert encoder_name(None) == encoder_name(DEFAULT_MODEL_NAME) == DEFAULT_MODEL_NAME
     assert encoder_name(tmp_path / "." / "model") == str((tmp_path / "model").resolve())
+
+
+class _Interrupted(Exception):
+    """Stands in for Ctrl-C in the middle of a build."""
+
+
+async def test_an_interrupted_build_resumes_from_its_last_checkpoint(tmp_path) -> None:
+    from paraagent_runtime.cli.index_command import build_index
+    from paraagent_runtime.cli.tool_catalogs import ToolCatalog
+
+    tools = [
+        ToolSpec(id=f"shop/tool_{i}", description=f"Shop operation number {i}: {word}.")
+        for i, word in enumerate(("refund", "invoice", "shipping", "coupon", "stock"))
+    ]
+    catalog = ToolCatalog("shop", tools)
+    seen: list[tuple[int, int]] = []
+
+    def stop_after_two(done: int, total: int) -> None:
+        seen.append((done, total))
+        if done == 2:
+            raise _Interrupted
+
+    with pytest.raises(_Interrupted):
+        await build_index(
+            catalog, index_dir=tmp_path, checkpoint_every=1, on_checkpoint=stop_after_two
+        )
+    assert seen == [(1, 5), (2, 5)]
+    summary = await build_index(catalog, index_dir=tmp_path, checkpoint_every=2)
+    assert (summary.tools, summary.embedded, summary.reused) == (5, 3, 2)
+    with pytest.raises(UserError, match="checkpoint_every"):
+        await build_index(catalog, index_dir=tmp_path, checkpoint_every=0)
