@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -36,9 +37,18 @@ class Parallel:
 
     def __init__(self, device: str) -> None:
         from accelerate import Accelerator
+        from accelerate.state import AcceleratorState
 
-        self.accelerator: Accelerator = Accelerator(cpu=not device.startswith("cuda"))
-        self.device = str(self.accelerator.device) if device == "cuda" else device
+        launched = int(os.environ.get("WORLD_SIZE", "1")) > 1
+        if not launched:
+            # accelerate keeps one device per process; an earlier run in this process (tests, the
+            # ablation) may have fixed another one. transformers' Trainer resets it the same way.
+            AcceleratorState._reset_state(reset_partial_state=True)
+        # The trainer places the model itself (on this process's device), before prepare().
+        self.accelerator: Accelerator = Accelerator(
+            cpu=not device.startswith("cuda"), device_placement=False
+        )
+        self.device = str(self.accelerator.device) if device == "cuda" and launched else device
 
     @property
     def rank(self) -> int:
@@ -103,7 +113,8 @@ class Parallel:
 
     def clip(self, parameters: Iterable[torch.nn.Parameter], max_norm: float) -> float:
         """Clip gradients to ``max_norm`` and return the norm before clipping (0 under DeepSpeed,
-        which clips with its own ``gradient_clipping``)."""
+        which clips with its own ``gradient_clipping``).
+        """
         norm = self.accelerator.clip_grad_norm_(list(parameters), max_norm)
         return float(norm) if norm is not None else 0.0
 
