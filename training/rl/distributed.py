@@ -112,8 +112,9 @@ class Parallel:
                 yield
 
     def clip(self, parameters: Iterable[torch.nn.Parameter], max_norm: float) -> float:
-        """Clip gradients to ``max_norm`` and return the norm before clipping (0 under DeepSpeed,
-        which clips with its own ``gradient_clipping``).
+        """Clip gradients to ``max_norm``; return the norm before clipping.
+
+        Under DeepSpeed the engine clips (its ``gradient_clipping``) and the norm reads 0.
         """
         norm = self.accelerator.clip_grad_norm_(list(parameters), max_norm)
         return float(norm) if norm is not None else 0.0
