@@ -1,4 +1,4 @@
-"""The RL stage: an explicit group-relative trainer over the runtime's agent loop (``RLTrainer``)."""
+"""The RL stage: an explicit group-relative trainer over the runtime's agent loop."""
 
 from __future__ import annotations
 

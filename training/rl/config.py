@@ -1,4 +1,4 @@
-"""The RL stage's configuration (TRL style: every field has help text; ``__post_init__`` validates)."""
+"""The RL stage's configuration (TRL style: fields carry help text; ``__post_init__`` validates)."""
 
 from __future__ import annotations
 
@@ -62,29 +62,29 @@ class RLConfig:
         vllm_server_url (`str`, *optional*): The server's API root, e.g. `http://host:8000/v1`.
         vllm_server_model (`str`, *optional*): The base model name the server serves.
         vllm_timeout_s (`float`, defaults to `300`): Limit of one server request.
-        output_dir (`Path`, defaults to `"runs/rl"`): Where metrics, checkpoints and the curve PNG go.
+        output_dir (`Path`, defaults to `"runs/rl"`): Metrics, checkpoints and the curve PNG.
         device (`str`, defaults to `"cpu"`): Torch device for rollouts and updates.
-        tasks_file (`Path`, *optional*): ToolEnv tasks JSONL; without it `n_tasks` tasks are generated.
+        tasks_file (`Path`, *optional*): ToolEnv tasks JSONL (default: generate `n_tasks`).
         n_tasks (`int`, defaults to `64`): Tasks generated when `tasks_file` is not set.
         task_seed (`int`, defaults to `0`): Seed of the generated tasks.
         task_split (`str`, defaults to `"train"`): Split label of the generated tasks.
-        steps (`int`, defaults to `100`): Optimizer steps in total (a resumed run continues to this).
+        steps (`int`, defaults to `100`): Optimizer steps in total (a resumed run continues).
         tasks_per_step (`int`, defaults to `4`): Rollout groups (tasks) per step.
         group_size (`int`, defaults to `4`): Rollouts per task; they share the task's seed (world).
         max_turns (`int`, defaults to `6`): Agent turns per rollout.
         max_new_tokens (`int`, defaults to `192`): Tokens per generated turn.
         temperature (`float`, defaults to `1.0`): Sampling temperature of rollouts (> 0).
         top_p (`float`, defaults to `1.0`): Nucleus sampling of rollouts.
-        max_length (`int`, defaults to `4096`): Longest training row in tokens (longer rows are cut).
+        max_length (`int`, defaults to `4096`): Longest training row in tokens (longer are cut).
         micro_batch_rows (`int`, defaults to `4`): Rows per forward/backward pass.
         learning_rate (`float`, defaults to `1e-6`): AdamW learning rate.
         weight_decay (`float`, defaults to `0.0`): AdamW weight decay.
         max_grad_norm (`float`, defaults to `1.0`): Gradient clipping norm (0 disables it).
         clip_low (`float`, defaults to `0.2`): Lower ratio clip range.
         clip_high (`float`, defaults to `0.28`): Upper ratio clip range (clip-higher).
-        kl_coef (`float`, defaults to `0.0`): Weight of the k3 KL to the starting model (0: no reference).
-        aggregation (`str`, defaults to `"token_mean"`): Loss normalizer: `token_mean`, `sequence_mean`
-            or `constant` (Dr.GRPO).
+        kl_coef (`float`, defaults to `0.0`): Weight of the k3 KL to the reference (0: none).
+        aggregation (`str`, defaults to `"token_mean"`): Loss normalizer: `token_mean`,
+            `sequence_mean` or `constant` (Dr.GRPO).
         reward (`RewardConfig`): Reward weights (a mapping in config files).
         advantage (`AdvantageConfig`): Advantage estimator and level weights (a mapping in files).
         seed (`int`, defaults to `0`): Seed of torch and of rollout sampling.
@@ -128,7 +128,7 @@ class RLConfig:
     n_tasks: int = option(64, help="Tasks generated when tasks_file is not set.")
     task_seed: int = option(0, help="Seed of the generated tasks.")
     task_split: str = option("train", help="Split label of the generated tasks.")
-    steps: int = option(100, help="Optimizer steps in total (a resumed run continues to this).")
+    steps: int = option(100, help="Optimizer steps in total (a resumed run continues).")
     tasks_per_step: int = option(4, help="Rollout groups (tasks) per step.")
     group_size: int = option(4, help="Rollouts per task, sharing the task's seed.")
     max_turns: int = option(6, help="Agent turns per rollout.")
@@ -167,7 +167,8 @@ class RLConfig:
                 raise ConfigError(f"RLConfig.{name}: must be an integer >= 1, got {value!r}")
         if self.group_size < 2:
             raise ConfigError(
-                f"RLConfig.group_size: group-relative advantages need at least 2 rollouts, got {self.group_size}"
+                "RLConfig.group_size: group-relative advantages need at least 2 rollouts, "
+                f"got {self.group_size}"
             )
         if not self.temperature > 0:
             raise ConfigError(
@@ -182,7 +183,8 @@ class RLConfig:
                 raise ConfigError(f"RLConfig.{name}: must be >= 0, got {getattr(self, name)}")
         if self.aggregation not in ("token_mean", "sequence_mean", "constant"):
             raise ConfigError(
-                f"RLConfig.aggregation: use token_mean, sequence_mean or constant, got {self.aggregation!r}"
+                "RLConfig.aggregation: use token_mean, sequence_mean or constant, "
+                f"got {self.aggregation!r}"
             )
         self._check_lora()
         self._check_rollouts()
@@ -214,7 +216,8 @@ class RLConfig:
     def _check_rollouts(self) -> None:
         if self.rollout_backend not in _BACKENDS:
             raise ConfigError(
-                f"RLConfig.rollout_backend: use one of {', '.join(_BACKENDS)}, got {self.rollout_backend!r}"
+                f"RLConfig.rollout_backend: use one of {', '.join(_BACKENDS)}, "
+                f"got {self.rollout_backend!r}"
             )
         if self.rollout_backend == "transformers":
             return
@@ -226,7 +229,8 @@ class RLConfig:
         if self.rollout_backend == "vllm":
             if not self.device.startswith("cuda"):
                 raise ConfigError(
-                    f"RLConfig.rollout_backend=vllm: a colocated engine needs device cuda, got {self.device!r}"
+                    "RLConfig.rollout_backend=vllm: a colocated engine needs device cuda, "
+                    f"got {self.device!r}"
                 )
             if not 0 < self.vllm_gpu_memory_utilization < 1:
                 raise ConfigError(
@@ -259,6 +263,7 @@ def _nested(cls: type[Any], value: Any, name: str) -> Any:
     unknown = sorted(set(value) - known)
     if unknown:
         raise ConfigError(
-            f"RLConfig.{name}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            f"RLConfig.{name}: unknown field(s) {', '.join(unknown)}; "
+            f"known: {', '.join(sorted(known))}"
         )
     return cls(**value)

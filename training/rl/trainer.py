@@ -6,6 +6,13 @@ Each step: pick ``tasks_per_step`` ToolEnv tasks; run ``group_size`` rollouts of
 three reward levels; turn rewards into per-turn advantages; lay the recorded tokens out as rows
 (never re-tokenized); take one clipped policy-gradient step on the assistant tokens.
 
+What is trained (:mod:`.model`): all weights, or a LoRA adapter (fresh, or an SFT adapter continued)
+with the KL reference being the frozen start or the adapter disabled. The update's forward computes
+logits only at positions that predict a trained token (``logits_to_keep``). Where rollouts come
+from (:mod:`.rollout`): the trained transformers model, or vLLM (colocated engine or ``vllm
+serve``) with the adapter re-published after every update. Several processes (:mod:`.distributed`):
+``accelerate launch`` with DDP, FSDP or DeepSpeed; each process rolls out its own groups.
+
 Why not a TRL ``GRPOTrainer`` subclass: in trl 1.x its ``rollout_func`` hook returns one
 ``(prompt_ids, completion_ids)`` pair per rollout and advantages are computed from scalar rewards
 inside ``_generate_and_score_completions``. Our episodes may need several rows (when a chat

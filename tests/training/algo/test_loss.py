@@ -135,4 +135,6 @@ def test_kept_logprobs_match_the_full_logits_on_trained_tokens(tiny_model_dir: P
 
 def test_kept_logprobs_reject_mismatched_logits() -> None:
     with pytest.raises(ConfigError, match="kept positions"):
-        kept_logprobs(torch.zeros(2, 3, 5), torch.zeros(2, 6, dtype=torch.long), torch.tensor([0, 1]))
+        kept_logprobs(
+            torch.zeros(2, 3, 5), torch.zeros(2, 6, dtype=torch.long), torch.tensor([0, 1])
+        )
