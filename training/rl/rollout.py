@@ -18,6 +18,7 @@ vLLM is imported lazily, only by the ``vllm`` engine.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -98,6 +99,10 @@ class VLLMColocated:
     def __init__(self, config: RLConfig, base_model: str) -> None:
         from paraagent_runtime.policy.vllm_local import VLLMPolicy
 
+        extra: dict[str, str] = {}
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+            # One engine per trainer process on that process's GPU, inside the launcher's group.
+            extra["distributed_executor_backend"] = "external_launcher"
         self._vllm = VLLMPolicy(
             base_model,
             enable_lora=True,
@@ -106,6 +111,7 @@ class VLLMColocated:
             max_model_len=config.vllm_max_model_len,
             dtype=config.dtype if config.dtype != "float32" else "auto",
             seed=config.seed,
+            **extra,
         )
         self.policy: Policy = self._vllm
         self._publisher = _AdapterPublisher(config.output_dir / ADAPTERS_DIR)
