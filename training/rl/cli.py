@@ -27,6 +27,9 @@ def rl(
         Path | None, typer.Option("--config", help="RLConfig YAML/JSON file.")
     ] = None,
     model: Annotated[str | None, typer.Option(help="Starting checkpoint directory.")] = None,
+    adapter: Annotated[
+        Path | None, typer.Option(help="SFT LoRA adapter to continue (sets lora: true).")
+    ] = None,
     output_dir: Annotated[
         Path | None, typer.Option(help="Where metrics, checkpoints and the PNG go.")
     ] = None,
@@ -42,7 +45,15 @@ def rl(
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
-        loaded = load_config(RLConfig, config, model=model, output_dir=output_dir, steps=steps)
+        loaded = load_config(
+            RLConfig,
+            config,
+            model=model,
+            adapter=adapter,
+            lora=True if adapter is not None else None,
+            output_dir=output_dir,
+            steps=steps,
+        )
         if estimator is not None:
             loaded.advantage = type(loaded.advantage)(
                 **{**vars(loaded.advantage), "estimator": estimator}

@@ -27,3 +27,8 @@ def test_ablation_subcommand_reports_a_bad_config_without_training(tmp_path: Pat
     result = CliRunner().invoke(rl_app, ["ablation", "--config", str(config)])
     assert result.exit_code == 2 and "group_size" in result.output
     assert "--heldout-tasks" in CliRunner().invoke(rl_app, ["ablation", "--help"]).output
+
+
+def test_adapter_option_rejects_a_directory_without_an_adapter(tmp_path: Path) -> None:
+    result = CliRunner().invoke(rl_app, ["--adapter", str(tmp_path)])
+    assert result.exit_code == 2 and "not a LoRA adapter" in result.output
