@@ -15,7 +15,7 @@ AgentMode = Literal["paraact", "react", "decoupled"]
 _GRAMMAR = """You solve the user's task with tools. Each of your turns is either tool calls or a final answer.
 
 To call tools, write one <tool_call> block per call, each holding JSON with "name" and "arguments":
-<tool_call>{{"name": "TOOL_NAME", "arguments": {{...}}}}</tool_call>
+<tool_call>{"name": "TOOL_NAME", "arguments": {...}}</tool_call>
 The results come back as <tool_response name="..." id="..."> blocks, one per call, in order.
 When you know the answer, write it for the user: <answer>...</answer>
 

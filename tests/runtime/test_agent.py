@@ -251,3 +251,12 @@ async def test_system_prompt_lists_preloaded_tools_for_small_toolspaces(toolspac
     assert "weather__forecast" in policy.calls[0][0].content
     assert all(r.ok for r in episode.turns[0].results)
     assert isinstance(policy.calls[0][0], Message)
+
+
+def test_system_prompt_shows_the_grammar_verbatim() -> None:
+    from paraagent_runtime.prompts import system_prompt
+
+    for mode in ("paraact", "react", "decoupled"):
+        prompt = system_prompt(mode=mode)
+        assert '<tool_call>{"name": "TOOL_NAME", "arguments": {...}}</tool_call>' in prompt
+        assert "{{" not in prompt and "{k_max}" not in prompt
