@@ -38,8 +38,9 @@ from rich.table import Table
 
 from paraagent_runtime.retrieval import HybridToolSearch, RetrievalConfig, SentenceEncoder
 from paraagent_runtime.retrieval.dense import DenseIndex
-from paraagent_runtime.retrieval.documents import tool_document
+from paraagent_runtime.retrieval.documents import doc_hash, tool_document
 from paraagent_runtime.retrieval.stabletoolbench import load_stabletoolbench
+from paraagent_runtime.retrieval.store import EmbeddingStore
 from paraagent_runtime.tools import ToolSpec
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
@@ -177,6 +178,18 @@ def toolenv_pool(size: int) -> list[ToolSpec]:
     return [record.to_spec() for record in load_catalog().records][:size]
 
 
+def _stored_prefix(pool: list[ToolSpec], cache: Path, model: str) -> int:
+    """How many leading tools of ``pool`` already have embeddings in the cache."""
+    stored = EmbeddingStore(cache, model).load()
+    if stored is None:
+        return 0
+    known = set(stored.doc_hashes)
+    for position, tool in enumerate(pool):
+        if doc_hash(tool_document(tool)) not in known:
+            return position
+    return len(pool)
+
+
 def _rss_mb() -> float:
     with open("/proc/self/statm") as handle:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -226,8 +239,11 @@ async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> 
         "sizes": {},
     }
     config = RetrievalConfig(index_dir=cache)
-    for stop in range(_CHUNK, largest + _CHUNK, _CHUNK):
-        # Embed in saved chunks so an interrupted first run resumes where it stopped.
+    # Embed in saved chunks so an interrupted first run resumes where it stopped. The store keeps
+    # only the last catalog it saw, so start past the prefix it already covers (an update to a
+    # shorter prefix would drop the embeddings of every tool after it).
+    covered = _stored_prefix(pool[:largest], cache, encoder.name)
+    for stop in range(covered + _CHUNK, largest + _CHUNK, _CHUNK):
         warm = HybridToolSearch(replace(config, exact_threshold=largest + 1), encoder=encoder)
         await warm.update(pool[: min(stop, largest)])
     index = HybridToolSearch(config, encoder=encoder)
@@ -310,12 +326,15 @@ async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> 
         )
         for i in range(100)
     ]
+    # A memory-only twin, so the swap does not overwrite the embedding cache with a smaller pool.
+    scratch = HybridToolSearch(replace(config, index_dir=None), encoder=encoder)
+    scratch._snapshot = index._snapshot
     started = time.perf_counter()
-    await index.update(pool[100:largest] + changed)
+    await scratch.update(pool[100:largest] + changed)
     results["incremental_update"] = {
         "swapped_tools": 100,
         "seconds": time.perf_counter() - started,
-        "embedded": index.last_update.embedded if index.last_update else None,
+        "embedded": scratch.last_update.embedded if scratch.last_update else None,
     }
     results["load_avg_end"] = os.getloadavg()
     return results

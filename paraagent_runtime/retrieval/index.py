@@ -308,26 +308,39 @@ class HybridToolSearch:
         return " ".join(query.split())[: self.config.max_query_chars]
 
     def _rankings_sync(
-        self, snapshot: _Snapshot | None, queries: list[str], depth: int
+        self,
+        snapshot: _Snapshot | None,
+        queries: list[str],
+        depth: int,
+        mode: SearchMode = SearchMode.HYBRID,
     ) -> list[tuple[Ranking, Ranking]]:
+        """``(dense, bm25)`` rankings; the one ``mode`` does not use is left empty."""
         cleaned = [self._clean(query) for query in queries]
         if snapshot is None or not snapshot.ids:
             return [([], []) for _ in queries]
         live = [i for i, query in enumerate(cleaned) if query]
-        embedded = self.encoder.encode([cleaned[i] for i in live])
-        vectors = dict(zip(live, embedded, strict=True))
+        # A BM25-only search skips the query embedding (most of its latency) unless the
+        # two-stage provider ranking needs the vector.
+        embed = mode is not SearchMode.BM25 or bool(snapshot.providers)
+        embedded = self.encoder.encode([cleaned[i] for i in live]) if embed else []
+        vectors = dict(zip(live, embedded, strict=embed))
         out: list[tuple[Ranking, Ranking]] = []
         for i, query in enumerate(cleaned):
             if not query:
                 out.append(([], []))
                 continue
-            rows = self._stage_one(snapshot, vectors[i])
-            out.append(
-                (
-                    self._dense_ranking(snapshot, vectors[i], rows, depth),
-                    self._lexical_ranking(snapshot, query, rows, depth),
-                )
+            rows = self._stage_one(snapshot, vectors[i]) if embed else None
+            dense = (
+                self._dense_ranking(snapshot, vectors[i], rows, depth)
+                if mode is not SearchMode.BM25
+                else []
             )
+            lexical = (
+                self._lexical_ranking(snapshot, query, rows, depth)
+                if mode is not SearchMode.DENSE
+                else []
+            )
+            out.append((dense, lexical))
         return out
 
     def _stage_one(self, snapshot: _Snapshot, vector: np.ndarray) -> np.ndarray | None:
@@ -372,7 +385,7 @@ class HybridToolSearch:
         if self.reranker is not None:
             depth = max(depth, config.rerank_depth)
         snapshot = self._snapshot
-        rankings = self._rankings_sync(snapshot, queries, depth)
+        rankings = self._rankings_sync(snapshot, queries, depth, mode)
         results = []
         for query, (dense, lexical) in zip(queries, rankings, strict=True):
             if mode is SearchMode.DENSE:
