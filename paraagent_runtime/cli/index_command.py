@@ -22,12 +22,19 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import UserError
-from .tool_catalogs import ToolCatalog, resolve_catalog
+from .tool_catalogs import ToolCatalog, catalog_label, resolve_catalog
 
 if TYPE_CHECKING:
     from ..retrieval import HybridToolSearch
 
-__all__ = ["BuildSummary", "build_index", "check_query", "index_app", "search_index"]
+__all__ = [
+    "BuildSummary",
+    "build_index",
+    "check_query",
+    "index_app",
+    "require_built",
+    "search_index",
+]
 
 index_app = typer.Typer(
     name="index",
@@ -79,14 +86,36 @@ class BuildSummary:
     bytes_on_disk: int
 
 
+def _directory(label: str, index_dir: Path | None) -> Path:
+    from ..retrieval import default_index_dir
+
+    return (index_dir or default_index_dir()) / label
+
+
 def _search_for(
     catalog: ToolCatalog, model: Path | None, index_dir: Path | None
 ) -> tuple[HybridToolSearch, Path]:
-    from ..retrieval import HybridToolSearch, RetrievalConfig, default_index_dir
+    from ..retrieval import HybridToolSearch, RetrievalConfig
 
-    directory = (index_dir or default_index_dir()) / catalog.label
+    directory = _directory(catalog.label, index_dir)
     config = RetrievalConfig(model=model, index_dir=directory, exact_threshold=sys.maxsize)
     return HybridToolSearch(config), directory
+
+
+def require_built(label: str, *, model: Path | None = None, index_dir: Path | None = None) -> None:
+    """Check that ``index build`` ran for this catalog label, model and index root.
+
+    Raises:
+        UserError: No stored index, with the command that builds it.
+    """
+    from ..retrieval import EmbeddingStore, encoder_name
+
+    directory = _directory(label, index_dir)
+    if not EmbeddingStore(directory, encoder_name(model)).manifest_path.exists():
+        raise UserError(
+            f"no index for catalog {label!r} in {directory}: "
+            "run `paraagent index build` with the same --catalog/--model/--index-dir first"
+        )
 
 
 async def build_index(
@@ -157,15 +186,9 @@ async def search_index(
     Raises:
         UserError: An empty query, ``top_k`` < 1, an unknown mode, or no index built yet.
     """
-    from ..retrieval import EmbeddingStore, encoder_name
-
     check_query(query, top_k, mode)
-    search, directory = _search_for(catalog, model, index_dir)
-    if not EmbeddingStore(directory, encoder_name(model)).manifest_path.exists():
-        raise UserError(
-            f"no index for catalog {catalog.label!r} in {directory}: "
-            "run `paraagent index build` with the same --catalog/--model/--index-dir first"
-        )
+    require_built(catalog.label, model=model, index_dir=index_dir)
+    search, _ = _search_for(catalog, model, index_dir)
     await search.update(catalog.tools)
     return await search.search(query, top_k=top_k, mode=mode)
 
@@ -233,6 +256,7 @@ def search_command(
 ) -> None:
     """Search a built index and print the best tools as a table."""
     check_query(query, top_k, mode)
+    require_built(catalog_label(catalog), model=model, index_dir=index_dir)
     started = time.perf_counter()
     resolved = resolve_catalog(catalog)
     results = asyncio.run(

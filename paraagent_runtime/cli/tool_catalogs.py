@@ -15,7 +15,15 @@ from pathlib import Path
 from ..errors import ConfigError, UserError
 from ..tools import ToolSpec
 
-__all__ = ["BUILTIN", "FULL", "TOOLENV", "ToolCatalog", "read_tool_specs", "resolve_catalog"]
+__all__ = [
+    "BUILTIN",
+    "FULL",
+    "TOOLENV",
+    "ToolCatalog",
+    "catalog_label",
+    "read_tool_specs",
+    "resolve_catalog",
+]
 
 BUILTIN = "builtin"
 FULL = "full"
@@ -59,6 +67,26 @@ def read_tool_specs(path: Path) -> list[ToolSpec]:
     return tools
 
 
+def catalog_label(name: str) -> str:
+    """The label (index sub-directory) of a catalog name, without loading the catalog.
+
+    Raises:
+        UserError: Not ``builtin``, ``full``, ``toolenv`` or an existing ``PATH.jsonl``.
+    """
+    if name == BUILTIN:
+        return BUILTIN
+    if name in (FULL, TOOLENV):
+        return FULL
+    path = Path(name).expanduser()
+    if path.suffix != ".jsonl" or not path.is_file():
+        raise UserError(
+            f"unknown catalog {name!r}: use builtin, full (alias toolenv) "
+            "or an existing PATH.jsonl of ToolSpec records"
+        )
+    digest = hashlib.sha256(str(path.resolve()).encode("utf-8")).hexdigest()[:10]
+    return f"file-{_LABEL.sub('_', path.stem)[:40]}-{digest}"
+
+
 def resolve_catalog(name: str, *, build_missing: bool = False) -> ToolCatalog:
     """Resolve ``builtin``, ``full`` (alias ``toolenv``) or a ``PATH.jsonl`` of ToolSpec records.
 
@@ -71,21 +99,14 @@ def resolve_catalog(name: str, *, build_missing: bool = False) -> ToolCatalog:
         UserError: An unknown name or a missing file.
         ConfigError: An unusable file or (``full``) no cached ToolEnv catalog.
     """
-    if name == BUILTIN:
+    label = catalog_label(name)
+    if label == BUILTIN:
         from mcp_servers.toolenv.builtin import builtin_records
 
-        return ToolCatalog(BUILTIN, [record.to_spec() for record in builtin_records()])
-    if name in (FULL, TOOLENV):
+        return ToolCatalog(label, [record.to_spec() for record in builtin_records()])
+    if label == FULL:
         from mcp_servers.toolenv.catalog import load_catalog
 
         catalog = load_catalog(build=build_missing, progress=build_missing)
-        return ToolCatalog(FULL, [record.to_spec() for record in catalog.records])
-    path = Path(name).expanduser()
-    if path.suffix != ".jsonl" or not path.is_file():
-        raise UserError(
-            f"unknown catalog {name!r}: use builtin, full (alias toolenv) "
-            "or an existing PATH.jsonl of ToolSpec records"
-        )
-    digest = hashlib.sha256(str(path.resolve()).encode("utf-8")).hexdigest()[:10]
-    label = f"file-{_LABEL.sub('_', path.stem)[:40]}-{digest}"
-    return ToolCatalog(label, read_tool_specs(path))
+        return ToolCatalog(label, [record.to_spec() for record in catalog.records])
+    return ToolCatalog(label, read_tool_specs(Path(name).expanduser()))
