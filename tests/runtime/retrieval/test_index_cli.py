@@ -142,6 +142,7 @@ def test_catalog_names_resolve() -> None:
         resolve_catalog("toolenv.json")
 
 
+@pytest.mark.slow
 def test_eval_retrieval_adds_distractors_and_persists_per_pool(
     cli, capsys, tmp_path, tiny_bench
 ) -> None:
