@@ -27,7 +27,7 @@ class DenseIndex:
         exact_threshold: int,
         hnsw_m: int = 32,
         ef_construction: int = 200,
-        ef_search: int = 128,
+        ef_search: int = 256,
     ) -> None:
         faiss = require("faiss")
         self.size, self.dimension = vectors.shape
