@@ -110,7 +110,9 @@ def _mount_subcommands() -> None:
     from ..mcp.cli import serve_app
     from ..policy.server import serve_model_command
     from ..retrieval.evaluate import app as eval_app
+    from .eval_retrieval import eval_retrieval_command
     from .eval_toolenv import eval_toolenv_command
+    from .index_command import index_app
 
     app.command(
         "serve-model", help="Serve a local model over an OpenAI-compatible chat-completions API."
@@ -121,10 +123,14 @@ def _mount_subcommands() -> None:
     )(chat_command)
     app.add_typer(serve_app)
     eval_app.command(
+        "retrieval", help="Recall/NDCG/Completeness@k of BM25, dense and hybrid tool retrieval."
+    )(eval_retrieval_command)
+    eval_app.command(
         "toolenv", help="Success, turns, calls and critical path of the agent on ToolEnv tasks."
     )(eval_toolenv_command)
     app.add_typer(eval_app, name="eval", help="Evaluate retrieval and agents.")
     app.add_typer(toolenv_app, name="toolenv")
+    app.add_typer(index_app, name="index")
     train_app.add_typer(rl_app, name="rl")
     app.add_typer(train_app, name="train")
 
