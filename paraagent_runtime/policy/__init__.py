@@ -30,7 +30,7 @@ __all__ = [
 
 SPEC_PREFIXES: dict[str, str] = {
     "openai:<model>": "an OpenAI-compatible server (base_url= or $OPENAI_BASE_URL)",
-    "local[:<dir>]": "transformers on this machine (default: SmolLM2-135M-Instruct)",
+    "local[:<dir>]": "transformers on this machine (default: SmolLM2-135M-Instruct; a LoRA adapter dir applies to it)",
     "vllm:<model>": "in-process vLLM (GPU, the `vllm` extra)",
     "scripted:<file.jsonl>": "replay scripted turns (tests, demos)",
 }
@@ -83,6 +83,9 @@ def policy_from_spec(spec: str, **kwargs: Any) -> Policy:
     if backend == "local":
         from .transformers_local import TransformersPolicy
 
+        if target and (Path(target).expanduser() / "adapter_config.json").is_file():
+            # A LoRA adapter directory: apply it to the base model (default SmolLM2).
+            return TransformersPolicy(kwargs.pop("model", None), adapter=target, **kwargs)
         return TransformersPolicy(target or None, **kwargs)
     if backend == "vllm":
         if not target:

@@ -42,6 +42,16 @@ def test_local_spec_builds_a_transformers_policy(tiny_model_dir: Path) -> None:
     assert policy_from_spec("local").model_name == "smollm2-135m-instruct"
 
 
+def test_local_spec_with_an_adapter_dir_applies_it_to_the_base(tiny_model_dir: Path, tmp_path: Path) -> None:
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text("{}", encoding="utf-8")
+    policy = policy_from_spec(f"local:{adapter}", model=str(tiny_model_dir))
+    assert isinstance(policy, TransformersPolicy)
+    assert policy.model_name == tiny_model_dir.name
+    assert policy._adapter == adapter
+
+
 async def test_scripted_spec_reads_a_jsonl_file(tmp_path: Path) -> None:
     script = tmp_path / "turns.jsonl"
     script.write_text(json.dumps("<answer>42</answer>") + "\n")
