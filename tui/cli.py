@@ -23,7 +23,7 @@ def policy_spec(*, policy: str | None, model: str | None, base_url: str | None) 
     """The policy spec the options mean.
 
     ``--policy`` wins; ``--model`` with ``--base-url`` is a model on an OpenAI-compatible server,
-    ``--model`` alone a local model (or a full spec when it has a colon); nothing means ``local``.
+    ``--model`` alone a local model (or a full spec when it has a colon); nothing means ``paraagent``.
     """
     if policy:
         return policy
@@ -31,7 +31,7 @@ def policy_spec(*, policy: str | None, model: str | None, base_url: str | None) 
         if ":" in model:
             return model
         return f"openai:{model}" if base_url else f"local:{model}"
-    return "local"
+    return "paraagent"
 
 
 def _policy_factory(base_url: str | None):  # noqa: ANN202 - a PolicyFactory

@@ -39,7 +39,7 @@ PolicyOption = Annotated[
     typer.Option(
         "--policy",
         "-p",
-        help='Policy spec: "local" (SmolLM2-135M-Instruct, offline), "local:PATH", "openai:MODEL" (with --base-url), "vllm:MODEL".',
+        help='Policy spec: "paraagent" (ParaAgent-135M, offline), "local" (base SmolLM2-135M), "local:PATH", "openai:MODEL" (with --base-url), "vllm:MODEL".',
     ),
 ]
 BaseUrlOption = Annotated[
@@ -63,7 +63,7 @@ def run(
     builtin_tasks: Annotated[
         int, typer.Option("--builtin-tasks", help="Run the first N built-in ToolEnv tasks.")
     ] = 0,
-    policy: PolicyOption = "local",
+    policy: PolicyOption = "paraagent",
     base_url: BaseUrlOption = None,
     mode: ModeOption = "paraact",
     max_turns: Annotated[int, typer.Option(help="Turns before an episode gives up.")] = 8,

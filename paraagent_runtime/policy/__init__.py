@@ -29,6 +29,7 @@ __all__ = [
 ]
 
 SPEC_PREFIXES: dict[str, str] = {
+    "paraagent": "ParaAgent-135M: the shipped cold-start LoRA adapter on SmolLM2-135M-Instruct",
     "openai:<model>": "an OpenAI-compatible server (base_url= or $OPENAI_BASE_URL)",
     "local[:<dir>]": "transformers on this machine (default: SmolLM2-135M-Instruct; a LoRA adapter dir applies to it)",
     "vllm:<model>": "in-process vLLM (GPU, the `vllm` extra)",
@@ -55,6 +56,7 @@ def policy_from_spec(spec: str, **kwargs: Any) -> Policy:
     Specs:
         ``openai:<model>``: :class:`OpenAICompatiblePolicy`; needs ``base_url=`` or
         ``$OPENAI_BASE_URL``; ``api_key`` defaults to ``$OPENAI_API_KEY``.
+        ``paraagent``: SmolLM2-135M-Instruct with the shipped ParaAgent-135M adapter.
         ``local`` / ``local:<dir>``: :class:`TransformersPolicy` (default SmolLM2-135M-Instruct).
         ``vllm:<model>``: :class:`VLLMPolicy`.
         ``scripted:<file.jsonl>``: :meth:`ScriptedPolicy.from_jsonl`.
@@ -80,6 +82,14 @@ def policy_from_spec(spec: str, **kwargs: Any) -> Policy:
             )
         kwargs.setdefault("api_key", os.environ.get("OPENAI_API_KEY"))
         return OpenAICompatiblePolicy(base_url, target, **kwargs)
+    if backend == "paraagent":
+        from .shipped import PARAAGENT_ADAPTER, PARAAGENT_MODEL_NAME
+        from .transformers_local import TransformersPolicy
+
+        if "adapter" in kwargs:
+            raise ConfigError("the paraagent spec applies its own adapter; use local --adapter DIR")
+        kwargs.setdefault("model_name", PARAAGENT_MODEL_NAME)
+        return TransformersPolicy(kwargs.pop("model", None), adapter=PARAAGENT_ADAPTER, **kwargs)
     if backend == "local":
         from .transformers_local import TransformersPolicy
 

@@ -365,7 +365,7 @@ def serve_model_command(
             "-m",
             help="policy spec: local, local:<dir>, vllm:<model>, scripted:<file.jsonl>",
         ),
-    ] = "local",
+    ] = "paraagent",
     host: Annotated[str, typer.Option("--host", help="interface to bind")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", "-p", help="port to listen on")] = 8000,
     name: Annotated[
@@ -384,7 +384,7 @@ def serve_model_command(
     local_options = {
         key: value for key, value in (("adapter", adapter), ("device", device)) if value is not None
     }
-    if local_options and not model.startswith("local"):
+    if local_options and not model.startswith(("local", "paraagent")):
         raise ConfigError(f"--adapter/--device apply to local models only, not {model!r}")
     policy = policy_from_spec(model, **local_options)
     try:

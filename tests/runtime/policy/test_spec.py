@@ -85,3 +85,12 @@ def test_public_api_matches_all() -> None:
     assert policy_package.VLLMPolicy.__name__ == "VLLMPolicy"
     with pytest.raises(AttributeError):
         policy_package.NoSuchPolicy  # noqa: B018
+
+
+def test_paraagent_spec_applies_the_shipped_adapter(tiny_model_dir: Path) -> None:
+    policy = policy_from_spec("paraagent")
+    assert isinstance(policy, TransformersPolicy)
+    assert policy.model_name == "paraagent-135m"
+    assert (policy._adapter / "adapter_model.safetensors").is_file()
+    with pytest.raises(ConfigError, match="own adapter"):
+        policy_from_spec("paraagent", adapter=str(tiny_model_dir))
