@@ -13,7 +13,7 @@ from tui.cli import chat_command, policy_spec
 @pytest.mark.parametrize(
     ("policy", "model", "base_url", "expected"),
     [
-        (None, None, None, "local"),
+        (None, None, None, "paraagent"),
         ("scripted:x.jsonl", "m", "http://h/v1", "scripted:x.jsonl"),
         (None, "Qwen/Qwen3-4B", "http://h/v1", "openai:Qwen/Qwen3-4B"),
         (None, "/models/tiny", None, "local:/models/tiny"),

@@ -40,7 +40,7 @@ def cold_start(tmp_path_factory: pytest.TempPathFactory) -> Path:
     model = policy.model.train()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     ids = torch.tensor([prompt + target])
-    for _ in range(30):
+    for _ in range(60):
         logits = model(input_ids=ids, logits_to_keep=len(target) + 1).logits[0, :-1]
         torch.nn.functional.cross_entropy(logits, torch.tensor(target)).backward()
         optimizer.step()

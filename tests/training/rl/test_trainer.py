@@ -65,7 +65,13 @@ def test_rl_config_accepts_nested_mappings() -> None:
 def test_lora_rl_updates_only_the_adapter(cold_start: Path, tmp_path: Path) -> None:
     adapter = sft_adapter(cold_start, tmp_path / "sft-adapter")
     config = _config(
-        cold_start, tmp_path / "run", steps=1, lora=True, adapter=adapter, learning_rate=1e-2
+        cold_start,
+        tmp_path / "run",
+        steps=1,
+        lora=True,
+        adapter=adapter,
+        learning_rate=1e-2,
+        group_size=8,
     )
     trainer = RLTrainer(config, tasks=[_task()])
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
