@@ -32,6 +32,9 @@ def _global(
     """Configure logging for every command."""
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # Some libraries (bm25s) set their own loggers to DEBUG; the handler level keeps them quiet.
+    for handler in logging.getLogger().handlers:
+        handler.setLevel(level)
 
 
 PolicyOption = Annotated[
