@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -27,8 +26,8 @@ from typing import Any
 import anyio
 from mcp.server.mcpserver import MCPServer
 
+from benchmarks._mcp_harness import connected_source, free_port
 from paraagent_runtime.dispatch import DispatchConfig, Dispatcher
-from paraagent_runtime.errors import MCPConnectionError
 from paraagent_runtime.mcp import MCPServerConfig, MCPToolSource
 from paraagent_runtime.tools import ToolCall
 from paraagent_runtime.toolspace import Toolspace
@@ -53,12 +52,6 @@ def build_server() -> MCPServer:
         return "ok"
 
     return server
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _stdio_config(timeout: float) -> MCPServerConfig:
@@ -129,27 +122,15 @@ async def _rates(transport: str) -> dict[str, float]:
     if transport == "stdio":
         config = _stdio_config(timeout=60)
     else:
-        port = _free_port()
+        port = free_port()
         process = subprocess.Popen(
             [sys.executable, "-m", "benchmarks.mcp", "--serve", "http", "--port", str(port)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         config = MCPServerConfig(type="http", url=f"http://127.0.0.1:{port}/mcp", timeout=60)
-    source = MCPToolSource("bench", config)
-    try:
-        for _ in range(200):
-            try:
-                await source.connect()
-                break
-            except MCPConnectionError:  # the HTTP server is still starting
-                await asyncio.sleep(0.05)
+    async with connected_source("bench", config, server=process) as source:
         return {str(c): round(await _throughput(source, c), 1) for c in CONCURRENCY}
-    finally:
-        await source.aclose()
-        if process is not None:
-            process.terminate()
-            process.wait(10)
 
 
 async def run(latency: float) -> dict[str, Any]:

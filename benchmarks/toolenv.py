@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -23,11 +22,11 @@ from typing import Any
 
 from mcp import Client
 
+from benchmarks._mcp_harness import connected_source, free_port
 from mcp_servers.toolenv import ToolEnv, builtin_records
 from mcp_servers.toolenv.geo import CITIES
 from mcp_servers.toolenv.server import build_server
-from paraagent_runtime.errors import MCPConnectionError
-from paraagent_runtime.mcp import MCPServerConfig, MCPToolSource
+from paraagent_runtime.mcp import MCPServerConfig
 
 CONCURRENCY = (1, 16, 256)
 _SERVE = "from mcp_servers.toolenv.serve import Transport, serve_command; serve_command(transport=Transport({t!r}), port={p})"
@@ -57,15 +56,9 @@ async def _in_process() -> dict[str, float]:
     return {str(c): round(await _rate(call, c), 1) for c in CONCURRENCY}
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 async def _over_mcp(transport: str) -> dict[str, float]:
     root = str(Path(__file__).resolve().parents[1])
-    port = _free_port()
+    port = free_port()
     code = _SERVE.format(t=transport, p=port)
     process = None
     if transport == "stdio":
@@ -80,24 +73,12 @@ async def _over_mcp(transport: str) -> dict[str, float]:
             stderr=subprocess.DEVNULL,
         )
         config = MCPServerConfig(type="http", url=f"http://127.0.0.1:{port}/mcp", timeout=60)
-    source = MCPToolSource("toolenv", config)
-    try:
-        for _ in range(400):
-            try:
-                await source.connect()
-                break
-            except MCPConnectionError:  # the HTTP server is still starting
-                await asyncio.sleep(0.05)
+    async with connected_source("toolenv", config, server=process) as source:
 
         async def call(arguments: dict[str, Any]) -> Any:
             return await source.call_tool("weather__get_current_weather", arguments)
 
         return {str(c): round(await _rate(call, c), 1) for c in CONCURRENCY}
-    finally:
-        await source.aclose()
-        if process is not None:
-            process.terminate()
-            process.wait(10)
 
 
 async def _listing(name: str, env: ToolEnv, page_size: int) -> dict[str, Any]:
