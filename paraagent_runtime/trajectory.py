@@ -6,7 +6,6 @@ consume rollouts token-in-token-out without re-tokenizing text.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -82,34 +81,24 @@ class Episode(BaseModel):
                 counts["answer"] += 1
         return counts
 
-    @property
-    def critical_path_s(self) -> float:
-        """Wall time of the tools along the episode: the sum of each turn's slowest call."""
-        return sum(turn.tools_latency_s for turn in self.turns)
-
 
 class TrajectoryWriter:
     """Appends episodes to a JSONL file; each write is flushed and fsynced, so a crash loses nothing.
 
-    Safe to share between concurrent episodes of one event loop.
+    Writes are synchronous and small (one line per episode), so a writer can be shared by the
+    episodes of one event loop.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = self.path.open("a", encoding="utf-8")
-        self._lock = asyncio.Lock()
 
     def write(self, episode: Episode) -> None:
         """Append one episode synchronously."""
         self._file.write(episode.model_dump_json() + "\n")
         self._file.flush()
         os.fsync(self._file.fileno())
-
-    async def awrite(self, episode: Episode) -> None:
-        """Append one episode without blocking the event loop."""
-        async with self._lock:
-            await asyncio.to_thread(self.write, episode)
 
     def close(self) -> None:
         """Close the file."""

@@ -117,7 +117,7 @@ def _event_printer(console: Console) -> Any:
     return on_event
 
 
-async def _mcp_sources(path: Path | None) -> list[ToolSource]:
+def _mcp_sources(path: Path | None) -> list[ToolSource]:
     if path is None:
         return []
     from ..mcp import load_mcp_sources
@@ -139,7 +139,7 @@ async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
             max_tokens=options.max_tokens, temperature=options.temperature, seed=options.seed
         ),
     )
-    extra_sources = await _mcp_sources(options.mcp_config)
+    extra_sources = _mcp_sources(options.mcp_config)
     base_env = ToolEnv.builtin(seed=options.seed)
     search = default_tool_search()
     episodes: list[Episode] = []
@@ -158,12 +158,8 @@ async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
                 await toolspace.refresh()
                 console.rule(f"[{number}/{len(items)}] {item.task_id or 'task'}")
                 console.print(item.query, highlight=False)
-                metadata: dict[str, Any] = {}
                 episode = await Agent(policy, toolspace, config).run(
-                    item.query,
-                    task_id=item.task_id,
-                    on_event=_event_printer(console),
-                    metadata=metadata,
+                    item.query, task_id=item.task_id, on_event=_event_printer(console)
                 )
                 if item.toolenv_task is not None:
                     check = check_answer(item.toolenv_task, episode.answer or "")
