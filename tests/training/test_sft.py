@@ -108,6 +108,21 @@ async def test_pipeline_demos_sft_adapter_runs_in_the_agent(
     )
     assert resumed.resumed_from is not None and resumed.resumed_from.name == "checkpoint-2"
 
+    continued = await asyncio.to_thread(
+        train_sft,
+        SFTRunConfig(
+            **{
+                **config.__dict__,
+                "output_dir": tmp_path / "continued",
+                "warmup": 0,
+                "init_adapter": result.model_dir,
+            }
+        ),
+    )
+    # A fresh schedule on top of the adapter: no resume, and the adapter moves from where it was.
+    assert continued.resumed_from is None
+    assert _lora_b_norm(continued.model_dir) != _lora_b_norm(result.model_dir)
+
     task = generate_tasks(1, seed=9)[0]
     env = ToolEnv.builtin().for_task(task)
     toolspace = Toolspace(env.sources)
@@ -128,6 +143,14 @@ def test_missing_demo_file_is_a_config_error(tiny_model: Path, tmp_path: Path) -
     )
     with pytest.raises(ConfigError, match="does not exist"):
         train_sft(config)
+
+
+def test_init_adapter_must_be_an_adapter_directory(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"init_adapter: .* \(no adapter_config.json\)"):
+        SFTRunConfig(init_adapter=tmp_path)
+    (tmp_path / "adapter_config.json").write_text("{}")
+    with pytest.raises(ConfigError, match="needs lora: true"):
+        SFTRunConfig(init_adapter=tmp_path, lora=False)
 
 
 def test_too_short_max_length_drops_everything(

@@ -54,6 +54,11 @@ class SFTRunConfig:
     )
     weight_decay: float = option(0.0, help="AdamW weight decay.")
     lora: bool = option(True, help="Train a LoRA adapter (peft); False = full fine-tuning.")
+    init_adapter: Path | None = option(
+        None,
+        help="Continue training this LoRA adapter directory (a fresh schedule, unlike resume); "
+        "lora_r/lora_alpha/lora_target_modules then come from the adapter.",
+    )
     lora_r: int = option(16, help="LoRA rank.")
     lora_alpha: int = option(32, help="LoRA scaling alpha.")
     lora_dropout: float = option(0.05, help="LoRA dropout.")
@@ -83,6 +88,15 @@ class SFTRunConfig:
     def __post_init__(self) -> None:
         self.demos = Path(self.demos)
         self.output_dir = Path(self.output_dir)
+        if self.init_adapter is not None:
+            self.init_adapter = Path(self.init_adapter)
+            if not self.lora:
+                raise ConfigError("init_adapter: continuing an adapter needs lora: true")
+            if not (self.init_adapter / "adapter_config.json").is_file():
+                raise ConfigError(
+                    f"init_adapter: {self.init_adapter} is not a LoRA adapter directory "
+                    "(no adapter_config.json)"
+                )
         if self.max_length < 64:
             raise ConfigError(
                 f"max_length: need at least 64 tokens for a ParaAct turn, got {self.max_length}"

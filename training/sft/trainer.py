@@ -222,8 +222,13 @@ def train_sft(
     if config.torch_threads is not None:
         torch.set_num_threads(config.torch_threads)
     use_cpu = _use_cpu(config.device)
-    policy = TransformersPolicy(config.model, dtype=config.dtype)  # type: ignore[arg-type]
+    policy = TransformersPolicy(
+        config.model, adapter=config.init_adapter, dtype=config.dtype  # type: ignore[arg-type]
+    )
     policy.load()
+    if config.init_adapter is not None:
+        # PeftModel.from_pretrained loads the adapter frozen; SFT continues training it.
+        policy.model.set_requires_grad(policy.model.active_adapter, True)  # type: ignore[operator]
     data = prepare_data(config, policy)
     logger.info(
         "%d training sequences, %d tokens (%d with loss), %d dropped as too long",
@@ -236,7 +241,7 @@ def train_sft(
         args=_training_args(config, use_cpu),
         train_dataset=datasets.Dataset.from_list(data.rows),
         processing_class=policy.tokenizer,
-        peft_config=_peft_config(config),
+        peft_config=_peft_config(config) if config.init_adapter is None else None,
         callbacks=[_progress_callback(console), *callbacks],
     )
     resume = last_checkpoint(config.output_dir) if config.resume else None
