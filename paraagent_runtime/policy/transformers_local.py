@@ -2,7 +2,9 @@
 
 Token-in-token-out: each completion carries the prompt's token ids, the generated token ids and
 the sampled tokens' log-probs, so trajectories feed training directly. Generation runs in a
-worker thread (never on the event loop), one at a time per policy.
+worker thread (never on the event loop); concurrent calls with the same decoding settings are
+collected for a short window and generated together as one left-padded batch (see
+:mod:`.batching`), each row stopping, streaming and being cancelled on its own.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import logging
 import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..errors import ConfigError, ModelAPIError, UserError
 from ._callbacks import emit_text
 from .base import Completion, Message, Policy, SamplingParams, TextCallback
+from .batching import BatchScheduler, BatchStats
 
 if TYPE_CHECKING:
     import torch
@@ -42,6 +45,17 @@ class _Generated:
     finish_reason: str
 
 
+@dataclass(eq=False)
+class _Row:
+    """One request of a batch: its prompt, new-token budget, decoding settings and callbacks."""
+
+    prompt_ids: list[int]
+    budget: int
+    sampling: SamplingParams
+    push: Callable[[str], None] | None
+    cancel: threading.Event
+
+
 class TransformersPolicy(Policy):
     """Generates turns with a local transformers model.
 
@@ -55,11 +69,19 @@ class TransformersPolicy(Policy):
         max_new_tokens: an upper bound on generated tokens, applied on top of
             ``SamplingParams.max_tokens``.
         model_name: the name reported in completions; defaults to the directory name.
+        batch_window_s: how long a request waits for concurrent requests to share its batch.
+        max_batch_size: the most requests in one ``model.generate`` call; 1 generates each
+            request alone.
 
     Sampling: greedy when ``temperature == 0``, else multinomial sampling with ``temperature`` and
     ``top_p``, reproducible when ``seed`` is set. ``stop`` strings end the turn and are cut from the
     text (their tokens stay in ``token_ids``). Log-probs are those of the model's raw distribution
     (before temperature / top-p), as vLLM reports by default.
+
+    Batching: requests share a batch when their temperature, top-p and ``max_tokens`` (after the
+    ``max_new_tokens`` cap) match; seeded sampling always runs alone. Prompts are left-padded with
+    an attention mask, so a greedy row gets the tokens it would get alone (up to float rounding
+    of the padded matmuls). :attr:`batch_stats` counts the ``generate`` calls.
     """
 
     name = "transformers"
@@ -73,6 +95,8 @@ class TransformersPolicy(Policy):
         dtype: DType = "float32",
         max_new_tokens: int | None = None,
         model_name: str | None = None,
+        batch_window_s: float = 0.01,
+        max_batch_size: int = 16,
     ) -> None:
         if max_new_tokens is not None and max_new_tokens < 1:
             raise ConfigError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
@@ -93,7 +117,9 @@ class TransformersPolicy(Policy):
         self._tokenizer: PreTrainedTokenizerBase | None = None
         self._tool_role_supported: bool | None = None
         self._load_lock = threading.Lock()
-        self._generate_lock = asyncio.Lock()
+        self._scheduler: BatchScheduler[_Row, _Generated] = BatchScheduler(
+            self._generate_batch, window_s=batch_window_s, max_batch_size=max_batch_size
+        )
 
     # -- loading -----------------------------------------------------------------------------
 
@@ -170,10 +196,10 @@ class TransformersPolicy(Policy):
             ) from exc
 
     async def aclose(self) -> None:
-        """Drop the model and tokenizer."""
-        async with self._generate_lock:
-            self._model = None
-            self._tokenizer = None
+        """Wait for the batches in flight, then drop the model and tokenizer."""
+        await self._scheduler.wait_idle()
+        self._model = None
+        self._tokenizer = None
 
     # -- prompts -----------------------------------------------------------------------------
 
@@ -250,6 +276,11 @@ class TransformersPolicy(Policy):
 
     # -- generation --------------------------------------------------------------------------
 
+    @property
+    def batch_stats(self) -> BatchStats:
+        """How many ``model.generate`` calls ran and how many requests they held."""
+        return self._scheduler.stats
+
     async def complete(
         self,
         messages: Sequence[Message],
@@ -260,41 +291,43 @@ class TransformersPolicy(Policy):
     ) -> Completion:
         """Generate the next turn in a worker thread, streaming text deltas to ``on_text``.
 
+        Concurrent calls with the same decoding settings share one batched ``model.generate``.
+
         Raises:
             ModelAPIError: generation failed (e.g. the prompt is longer than the model accepts).
         """
         sampling = sampling or SamplingParams()
-        async with self._generate_lock:
-            await asyncio.to_thread(self.load)
-            started = time.perf_counter()
-            prompt_ids = await asyncio.to_thread(self.encode_messages, messages, tools=tools)
-            loop = asyncio.get_running_loop()
-            deltas: asyncio.Queue[str | None] = asyncio.Queue()
-            cancel = threading.Event()
+        await asyncio.to_thread(self.load)
+        started = time.perf_counter()
+        prompt_ids = await asyncio.to_thread(self.encode_messages, messages, tools=tools)
+        loop = asyncio.get_running_loop()
+        deltas: asyncio.Queue[str | None] = asyncio.Queue()
 
-            def push(delta: str) -> None:
-                loop.call_soon_threadsafe(deltas.put_nowait, delta)
+        def push(delta: str) -> None:
+            loop.call_soon_threadsafe(deltas.put_nowait, delta)
 
-            task = asyncio.ensure_future(
-                asyncio.to_thread(
-                    self._generate, prompt_ids, sampling, push if on_text else None, cancel
-                )
-            )
-            task.add_done_callback(lambda _: deltas.put_nowait(None))
-            streamed: list[str] = []
-            try:
-                while (delta := await deltas.get()) is not None:
-                    streamed.append(delta)
-                    await emit_text(on_text, delta)
-                generated = await task
-            except BaseException:
-                cancel.set()
-                with contextlib.suppress(BaseException):
-                    await asyncio.shield(task)
-                raise
-            sent = "".join(streamed)
-            if on_text is not None and generated.text.startswith(sent):
-                await emit_text(on_text, generated.text[len(sent) :])
+        row = _Row(
+            prompt_ids,
+            self._row_budget(len(prompt_ids), sampling),
+            sampling,
+            push if on_text else None,
+            threading.Event(),
+        )
+        future = self._scheduler.submit(row, self._batch_key(sampling))
+        future.add_done_callback(lambda _: deltas.put_nowait(None))
+        streamed: list[str] = []
+        try:
+            while (delta := await deltas.get()) is not None:
+                streamed.append(delta)
+                await emit_text(on_text, delta)
+            generated = await future
+        except BaseException:
+            row.cancel.set()
+            future.cancel()
+            raise
+        sent = "".join(streamed)
+        if on_text is not None and generated.text.startswith(sent):
+            await emit_text(on_text, generated.text[len(sent) :])
         return Completion(
             text=generated.text,
             finish_reason=generated.finish_reason,
@@ -307,49 +340,67 @@ class TransformersPolicy(Policy):
             latency_s=time.perf_counter() - started,
         )
 
-    def _generate(
-        self,
-        prompt_ids: list[int],
-        sampling: SamplingParams,
-        push: Callable[[str], None] | None,
-        cancel: threading.Event,
-    ) -> _Generated:
+    def _max_new(self, sampling: SamplingParams) -> int:
+        if self._max_new_tokens is None:
+            return sampling.max_tokens
+        return min(sampling.max_tokens, self._max_new_tokens)
+
+    def _row_budget(self, prompt_len: int, sampling: SamplingParams) -> int:
+        """The row's new-token budget; fails this request alone when its prompt is too long."""
+        budget = self._max_new(sampling)
+        limit = getattr(self.model.config, "max_position_embeddings", None)
+        if limit is None:
+            return budget
+        if prompt_len >= limit:
+            raise ModelAPIError(
+                f"the prompt has {prompt_len} tokens; {self.model_name} accepts at most {limit}"
+            )
+        return min(budget, limit - prompt_len)
+
+    def _batch_key(self, sampling: SamplingParams) -> Hashable:
+        """Requests with equal keys decode identically and may share a batch.
+
+        Seeded sampling runs alone so its random stream, and so its tokens, stay reproducible.
+        """
+        if sampling.temperature <= 0:
+            return ("greedy", self._max_new(sampling))
+        if sampling.seed is not None:
+            return object()
+        return ("sample", sampling.temperature, sampling.top_p, self._max_new(sampling))
+
+    def _generate_batch(self, rows: list[_Row]) -> list[_Generated]:
+        """Generate every row with one left-padded ``model.generate`` call (worker thread)."""
         import torch
         from transformers import GenerationConfig, StoppingCriteriaList
 
         model, tokenizer = self.model, self.tokenizer
         eos_ids = _eos_ids(model, tokenizer)
-        max_new = sampling.max_tokens
-        if self._max_new_tokens is not None:
-            max_new = min(max_new, self._max_new_tokens)
-        limit = getattr(model.config, "max_position_embeddings", None)
-        if limit is not None:
-            if len(prompt_ids) >= limit:
-                raise ModelAPIError(
-                    f"the prompt has {len(prompt_ids)} tokens; {self.model_name} accepts at most {limit}"
-                )
-            max_new = min(max_new, limit - len(prompt_ids))
+        pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0]
+        sampling = rows[0].sampling
         do_sample = sampling.temperature > 0
+        width = max(len(row.prompt_ids) for row in rows)
+        input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+        attention_mask = torch.zeros_like(input_ids)
+        for index, row in enumerate(rows):
+            input_ids[index, width - len(row.prompt_ids) :] = torch.tensor(row.prompt_ids)
+            attention_mask[index, width - len(row.prompt_ids) :] = 1
         config = GenerationConfig(
-            max_new_tokens=max_new,
+            max_new_tokens=max(row.budget for row in rows),
             do_sample=do_sample,
             temperature=sampling.temperature if do_sample else None,
             top_p=sampling.top_p if do_sample else None,
             top_k=None,
             eos_token_id=eos_ids,
-            pad_token_id=tokenizer.pad_token_id
-            if tokenizer.pad_token_id is not None
-            else eos_ids[0],
+            pad_token_id=pad_id,
             return_dict_in_generate=True,
             output_logits=True,
         )
-        watcher = _TurnWatcher(tokenizer, len(prompt_ids), eos_ids, sampling.stop, push, cancel)
-        input_ids = torch.tensor([prompt_ids], device=model.device)
+        watcher = _BatchWatcher(tokenizer, width, eos_ids, rows)
         try:
             with torch.inference_mode(), self._seeded(sampling.seed if do_sample else None):
                 output = model.generate(
-                    input_ids=input_ids,
-                    attention_mask=torch.ones_like(input_ids),
+                    input_ids=input_ids.to(model.device),
+                    attention_mask=attention_mask.to(model.device),
                     generation_config=config,
                     stopping_criteria=StoppingCriteriaList([watcher]),
                 )
@@ -357,13 +408,28 @@ class TransformersPolicy(Policy):
             raise ModelAPIError(
                 f"local generation with {self.model_name} failed: {_first_line(exc)}"
             ) from exc
-        token_ids = output.sequences[0, len(prompt_ids) :].tolist()
-        steps = torch.stack(output.logits[: len(token_ids)])[:, 0, :].float()
-        chosen = torch.tensor(token_ids, device=steps.device).unsqueeze(1)
-        logprobs = torch.log_softmax(steps, dim=-1).gather(1, chosen).squeeze(1).tolist()
-        text, stopped = _final_text(tokenizer, token_ids, eos_ids, sampling.stop)
-        ended = stopped or (bool(token_ids) and token_ids[-1] in eos_ids)
-        return _Generated(text, token_ids, logprobs, "stop" if ended else "length")
+        sampled = output.sequences[:, width:]
+        chosen_logprobs = torch.stack(
+            [
+                torch.log_softmax(step.float(), dim=-1).gather(1, sampled[:, [t]]).squeeze(1)
+                for t, step in enumerate(output.logits)
+            ],
+            dim=1,
+        )
+        generated = []
+        for index, length in enumerate(watcher.lengths(sampled.shape[1])):
+            token_ids = sampled[index, :length].tolist()
+            text, stopped = _final_text(tokenizer, token_ids, eos_ids, rows[index].sampling.stop)
+            ended = stopped or (bool(token_ids) and token_ids[-1] in eos_ids)
+            generated.append(
+                _Generated(
+                    text,
+                    token_ids,
+                    chosen_logprobs[index, :length].tolist(),
+                    "stop" if ended else "length",
+                )
+            )
+        return generated
 
     def _seeded(self, seed: int | None) -> contextlib.AbstractContextManager[Any]:
         import torch
@@ -420,39 +486,31 @@ def _final_text(
     return _cut_at_stop(_decode(tokenizer, token_ids, eos_ids), stop)
 
 
-class _TurnWatcher:
-    """Stopping criterion run after each token: stop strings, cancellation, and streaming.
+class _RowWatch:
+    """One row's stop strings, cancellation and streaming, checked after each token.
 
     Streamed text is held back while it could still be the start of a stop string, and while it
     ends in an incomplete UTF-8 sequence, so the deltas always add up to a prefix of the final text.
     """
 
-    def __init__(
-        self,
-        tokenizer: PreTrainedTokenizerBase,
-        prompt_len: int,
-        eos_ids: list[int],
-        stop: Sequence[str],
-        push: Callable[[str], None] | None,
-        cancel: threading.Event,
-    ) -> None:
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, eos_ids: list[int], row: _Row) -> None:
         self._tokenizer = tokenizer
-        self._prompt_len = prompt_len
         self._eos_ids = eos_ids
-        self._stop = [s for s in stop if s]
+        self._budget = row.budget
+        self._stop = [s for s in row.sampling.stop if s]
         self._hold = max((len(s) for s in self._stop), default=1) - 1
-        self._push = push
-        self._cancel = cancel
+        self._push = row.push
+        self._cancel = row.cancel
         self._sent = 0
 
-    def __call__(
-        self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs: Any
-    ) -> torch.Tensor:
-        import torch
-
-        done = self._cancel.is_set()
+    def done(self, generated: list[int]) -> bool:
+        """Whether the row ends after ``generated`` (streaming its new text first)."""
+        done = (
+            self._cancel.is_set()
+            or len(generated) >= self._budget
+            or generated[-1] in self._eos_ids
+        )
         if self._stop or self._push is not None:
-            generated = input_ids[0, self._prompt_len :].tolist()
             text, stopped = _cut_at_stop(
                 _decode(self._tokenizer, generated, self._eos_ids), self._stop
             )
@@ -463,4 +521,42 @@ class _TurnWatcher:
                 if len(safe) > self._sent:
                     self._push(safe[self._sent :])
                     self._sent = len(safe)
-        return torch.full((input_ids.shape[0],), done, dtype=torch.bool, device=input_ids.device)
+        return done
+
+
+class _BatchWatcher:
+    """Stopping criterion over a batch: ends each row on its own and records where it ended.
+
+    Rows that ended keep being padded by ``generate`` until the whole batch ends; the recorded
+    lengths cut those pads off.
+    """
+
+    def __init__(
+        self,
+        tokenizer: PreTrainedTokenizerBase,
+        prompt_width: int,
+        eos_ids: list[int],
+        rows: Sequence[_Row],
+    ) -> None:
+        self._prompt_width = prompt_width
+        self._rows = [_RowWatch(tokenizer, eos_ids, row) for row in rows]
+        self._ended: list[int | None] = [None] * len(rows)
+
+    def lengths(self, generated: int) -> list[int]:
+        """Each row's number of sampled tokens, given the batch generated ``generated`` steps."""
+        return [generated if ended is None else ended for ended in self._ended]
+
+    def __call__(
+        self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs: Any
+    ) -> torch.Tensor:
+        import torch
+
+        steps = input_ids.shape[1] - self._prompt_width
+        for index, watch in enumerate(self._rows):
+            if self._ended[index] is None and watch.done(
+                input_ids[index, self._prompt_width :].tolist()
+            ):
+                self._ended[index] = steps
+        return torch.tensor(
+            [ended is not None for ended in self._ended], dtype=torch.bool, device=input_ids.device
+        )
