@@ -137,6 +137,9 @@ def eval_command(
     base: Annotated[
         bool, typer.Option(help="Also evaluate the base model without adapter.")
     ] = True,
+    concurrency: Annotated[
+        int, typer.Option(help="Episodes run at once (their turns share batched generation).")
+    ] = 1,
 ) -> None:
     """Evaluate the base model and adapters on held-out ToolEnv tasks with the agent loop."""
     import contextlib
@@ -171,6 +174,7 @@ def eval_command(
                         max_tokens=max_tokens,
                         trajectory=writer,
                         on_row=_print_row,
+                        concurrency=concurrency,
                     )
                 )  # fmt: skip
                 table.add_row(

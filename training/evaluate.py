@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from mcp_servers.toolenv import Task, ToolEnv, check_answer
 from paraagent_runtime.agent import Agent, AgentConfig
+from paraagent_runtime.concurrency import map_in_order
 from paraagent_runtime.policy.base import Policy, SamplingParams
 from paraagent_runtime.toolspace import Toolspace
 from paraagent_runtime.trajectory import Episode, TrajectoryWriter
@@ -95,11 +96,19 @@ async def evaluate_policy(
     max_tokens: int = 256,
     trajectory: TrajectoryWriter | None = None,
     on_row: Callable[[EvalRow], Any] | None = None,
+    concurrency: int = 1,
 ) -> tuple[EvalSummary, list[EvalRow]]:
     """Run ``policy`` on every task (greedy decoding) in the task's ToolEnv world.
 
+    ``concurrency`` episodes run at once (a local model batches their turns); rows and
+    ``on_row`` stay in task order, while each episode is written to ``trajectory`` as it
+    finishes (whole lines, from the one event loop).
+
     Returns:
         The summary and one row per task.
+
+    Raises:
+        ConfigError: ``concurrency`` is below 1.
     """
     config = AgentConfig(
         mode=mode,  # type: ignore[arg-type]
@@ -107,8 +116,8 @@ async def evaluate_policy(
         sampling=SamplingParams(max_tokens=max_tokens, temperature=0.0),
     )
     env = ToolEnv.builtin()
-    rows = []
-    for task in tasks:
+
+    async def run_task(task: Task) -> tuple[Task, Episode]:
         toolspace = Toolspace(env.for_task(task).sources)
         await toolspace.refresh()
         try:
@@ -117,6 +126,10 @@ async def evaluate_policy(
             )
         finally:
             await toolspace.aclose()
+        return task, episode
+
+    rows = []
+    async for task, episode in map_in_order(run_task, tasks, concurrency=concurrency):
         row = _row(task, episode)
         rows.append(row)
         if on_row is not None:

@@ -29,6 +29,7 @@ from pydantic import BaseModel
 
 from paraagent_runtime.actions import META_TOOLS
 from paraagent_runtime.agent import Agent, AgentConfig
+from paraagent_runtime.concurrency import map_in_order
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.meta import INSPECT_TOOL, SEARCH_TOOLS
 from paraagent_runtime.naming import model_facing_name
@@ -117,6 +118,8 @@ class EvalConfig:
         catalog: ``builtin`` (hand-written task families) or ``full`` (description-driven
             tasks over the real catalog, see :func:`catalog_eval_setup`).
         distractors: non-gold tools added to each ``full``-catalog task's toolspace.
+        concurrency: episodes run at once per mode (a local model batches their turns);
+            results, progress and trajectories stay in task order.
     """
 
     policy: str = "oracle"
@@ -131,6 +134,7 @@ class EvalConfig:
     out: Path | None = None
     catalog: str = "builtin"
     distractors: int = 48
+    concurrency: int = 1
 
     def __post_init__(self) -> None:
         if self.catalog not in CATALOGS:
@@ -139,6 +143,8 @@ class EvalConfig:
             )
         if self.distractors < 0:
             raise ConfigError(f"--distractors: must be >= 0, got {self.distractors}")
+        if self.concurrency < 1:
+            raise ConfigError(f"--concurrency: must be >= 1, got {self.concurrency}")
         if self.split not in SPLITS:
             raise ConfigError(
                 f"--split: unknown split {self.split!r} (use one of {', '.join(SPLITS)})"
@@ -340,28 +346,36 @@ async def evaluate_toolenv(
     for mode in config.modes:
         agent_config = AgentConfig(mode=mode, max_turns=config.max_turns, sampling=config.sampling)
         writer = TrajectoryWriter(config.out / f"trajectories-{mode}.jsonl") if config.out else None
+
+        async def run_task(
+            task: Task, mode: AgentMode = mode, agent_config: AgentConfig = agent_config
+        ) -> tuple[Episode, EpisodeMetrics]:
+            env = make_env(task)
+            toolspace = Toolspace(env.sources)
+            await toolspace.refresh()
+            preloaded = len(toolspace.tools) <= toolspace.preload_threshold
+            agent = Agent(policy_factory(task, mode), toolspace, agent_config)
+            episode = await agent.run(
+                task.query,
+                task_id=task.id,
+                metadata={"split": task.split, "family": task.family},
+            )
+            metrics = episode_metrics(
+                task,
+                episode,
+                env=env,
+                toolspace=toolspace,
+                latency=config.latency,
+                llm_turn_s=config.llm_turn_s,
+                preloaded=preloaded,
+            )
+            episode.metadata.update(success=metrics.success, metrics=metrics.model_dump())
+            return episode, metrics
+
         try:
-            for task in chosen:
-                env = make_env(task)
-                toolspace = Toolspace(env.sources)
-                await toolspace.refresh()
-                preloaded = len(toolspace.tools) <= toolspace.preload_threshold
-                agent = Agent(policy_factory(task, mode), toolspace, agent_config)
-                episode = await agent.run(
-                    task.query,
-                    task_id=task.id,
-                    metadata={"split": task.split, "family": task.family},
-                )
-                metrics = episode_metrics(
-                    task,
-                    episode,
-                    env=env,
-                    toolspace=toolspace,
-                    latency=config.latency,
-                    llm_turn_s=config.llm_turn_s,
-                    preloaded=preloaded,
-                )
-                episode.metadata.update(success=metrics.success, metrics=metrics.model_dump())
+            async for episode, metrics in map_in_order(
+                run_task, chosen, concurrency=config.concurrency
+            ):
                 if writer is not None:
                     writer.write(episode)
                 rows.append(metrics)

@@ -38,6 +38,7 @@ async def run_eval(
     console: Console,
     catalog: str = "builtin",
     distractors: int = 48,
+    concurrency: int = 1,
 ) -> Path:
     """Run the evaluation, print the table and write the report files; return the markdown path.
 
@@ -67,6 +68,7 @@ async def run_eval(
         out=out,
         catalog=catalog,
         distractors=distractors,
+        concurrency=concurrency,
     )
     records = None
     tasks = env_factory = None
@@ -155,6 +157,10 @@ def eval_toolenv_command(
             help="Fixed model seconds per turn in the simulated wall-clock (default: measured)."
         ),
     ] = None,
+    concurrency: Annotated[
+        int,
+        typer.Option(help="Episodes run at once per mode (a local model batches their turns)."),
+    ] = 1,
 ) -> None:
     """Evaluate a policy on ToolEnv tasks in each agent mode: success, turns, critical path, recall."""
     console = Console()
@@ -175,6 +181,7 @@ def eval_toolenv_command(
                 console=console,
                 catalog=catalog,
                 distractors=distractors,
+                concurrency=concurrency,
             )
         )
     except ParaAgentError as exc:
