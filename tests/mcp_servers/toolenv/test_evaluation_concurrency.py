@@ -7,11 +7,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+import typer
+from typer.testing import CliRunner
 
 from mcp_servers.toolenv import generate_tasks
 from mcp_servers.toolenv.evaluation import EpisodeMetrics, EvalConfig, evaluate_toolenv
 from mcp_servers.toolenv.oracle import oracle_policy
 from mcp_servers.toolenv.tasks import Task
+from paraagent_runtime.cli.eval_toolenv import eval_toolenv_command
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.policy.base import Completion, Message
 from paraagent_runtime.policy.scripted import ScriptedPolicy
@@ -88,3 +91,22 @@ async def test_concurrent_episodes_give_the_sequential_rows_in_task_order(tmp_pa
 def test_concurrency_below_one_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="--concurrency: must be >= 1, got 0"):
         EvalConfig(concurrency=0)
+
+
+def _cli() -> typer.Typer:
+    app = typer.Typer()
+    app.command()(eval_toolenv_command)
+    return app
+
+
+def test_cli_concurrency_option(tmp_path: Path) -> None:
+    args = ["--mode", "paraact", "--n", "3", "--llm-turn-s", "0.5", "--out", str(tmp_path)]
+    result = CliRunner().invoke(_cli(), [*args, "--concurrency", "3"])
+    assert result.exit_code == 0, result.output
+    assert "| paraact | 100% |" in result.output
+    written = list(read_episodes(tmp_path / "trajectories-paraact.jsonl", strict=True))
+    assert [episode.task_id for episode in written] == [
+        task.id for task in generate_tasks(3, seed=0, split="test-seen")
+    ]
+    bad = CliRunner().invoke(_cli(), [*args, "--concurrency", "0"])
+    assert bad.exit_code == 2 and "--concurrency: must be >= 1" in bad.output
