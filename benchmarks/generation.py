@@ -1,0 +1,154 @@
+"""Generation benchmark: throughput of batched local generation versus one request at a time.
+
+Does collecting concurrent ``complete()`` calls into one left-padded ``model.generate`` pay off?
+Run ``python -m benchmarks.generation`` (the lead runs it on an idle machine; ``--requests 2
+--max-tokens 4`` is a smoke run). It loads SmolLM2-135M-Instruct the way
+``TransformersPolicy(None)`` does and, for each ``max_batch_size`` (1, 4, 8 by default), sends the
+same N concurrent greedy requests: realistic ParaAct prompts (~700 tokens: the system prompt with
+preloaded ToolEnv tools, plus one task query each). It reports generated tokens/s, the speed-up
+over batch size 1, and whether each setting's tokens match batch size 1's (greedy rows should
+agree; float rounding in padded matmuls can rarely flip a near-tie).
+
+Prints one JSON object, then a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from mcp_servers.toolenv import ToolEnv, generate_tasks
+from paraagent_runtime.policy import Completion, Message, SamplingParams, TransformersPolicy
+from paraagent_runtime.prompts import system_prompt
+from paraagent_runtime.toolspace import Toolspace
+
+
+async def _prompts(policy: TransformersPolicy, requests: int, target: int) -> list[list[Message]]:
+    """One conversation per request: the ParaAct system prompt grown to ~``target`` tokens."""
+    toolspace = Toolspace(ToolEnv.builtin().sources)
+    await toolspace.refresh()
+    tools = sorted(toolspace.tools.values(), key=lambda spec: spec.name)
+    tasks = generate_tasks(requests, seed=0, split="test-seen")
+    preloaded = []
+    for spec in tools:
+        preloaded.append(spec)
+        probe = [
+            Message(role="system", content=system_prompt(preloaded=preloaded)),
+            Message(role="user", content=tasks[0].query),
+        ]
+        if len(policy.encode_messages(probe)) >= target:
+            break
+    system = Message(role="system", content=system_prompt(preloaded=preloaded))
+    return [[system, Message(role="user", content=task.query)] for task in tasks]
+
+
+async def _measure(
+    batch_size: int, prompts: list[list[Message]], sampling: SamplingParams
+) -> tuple[dict[str, Any], list[Completion]]:
+    policy = TransformersPolicy(None, max_batch_size=batch_size)
+    await asyncio.to_thread(policy.load)
+    await policy.complete(prompts[0], sampling=sampling.model_copy(update={"max_tokens": 2}))
+    before = policy.batch_stats.batches
+    started = time.perf_counter()
+    completions = await asyncio.gather(
+        *(policy.complete(prompt, sampling=sampling) for prompt in prompts)
+    )
+    wall = time.perf_counter() - started
+    generated = sum(len(completion.token_ids or []) for completion in completions)
+    row = {
+        "max_batch_size": batch_size,
+        "generate_calls": policy.batch_stats.batches - before,
+        "generated_tokens": generated,
+        "wall_s": round(wall, 3),
+        "tokens_per_s": round(generated / wall, 2),
+    }
+    await policy.aclose()
+    return row, completions
+
+
+async def run(requests: int, max_tokens: int, batch_sizes: list[int], target: int) -> dict:
+    """Measure every batch size on the same prompts; the first batch size is the baseline."""
+    reference = TransformersPolicy(None)
+    await asyncio.to_thread(reference.load)
+    prompts = await _prompts(reference, requests, target)
+    prompt_lengths = [len(reference.encode_messages(prompt)) for prompt in prompts]
+    await reference.aclose()
+    sampling = SamplingParams(max_tokens=max_tokens, temperature=0.0)
+    rows: list[dict[str, Any]] = []
+    baseline: list[Completion] | None = None
+    for batch_size in batch_sizes:
+        row, completions = await _measure(batch_size, prompts, sampling)
+        if baseline is None:
+            baseline = completions
+        row["speedup"] = round(row["tokens_per_s"] / rows[0]["tokens_per_s"], 2) if rows else 1.0
+        row["greedy_match"] = sum(
+            a.token_ids == b.token_ids for a, b in zip(completions, baseline, strict=True)
+        ) / len(prompts)
+        rows.append(row)
+    import torch
+
+    return {
+        "model": "SmolLM2-135M-Instruct",
+        "device": "cpu",
+        "torch_threads": torch.get_num_threads(),
+        "platform": platform.platform(),
+        "requests": requests,
+        "max_tokens": max_tokens,
+        "prompt_tokens": {"min": min(prompt_lengths), "max": max(prompt_lengths)},
+        "results": rows,
+    }
+
+
+def table(report: dict) -> Table:
+    """The results as a rich table."""
+    prompt = report["prompt_tokens"]
+    result = Table(
+        title=f"{report['model']}, {report['requests']} concurrent greedy requests, "
+        f"{prompt['min']}-{prompt['max']} prompt tokens, {report['max_tokens']} new tokens"
+    )
+    for column in ("max batch", "generate calls", "tokens", "wall s", "tokens/s", "speed-up"):
+        result.add_column(column, justify="right")
+    result.add_column("greedy = batch 1", justify="right")
+    for row in report["results"]:
+        result.add_row(
+            str(row["max_batch_size"]),
+            str(row["generate_calls"]),
+            str(row["generated_tokens"]),
+            f"{row['wall_s']:.2f}",
+            f"{row['tokens_per_s']:.1f}",
+            f"{row['speedup']:.2f}x",
+            f"{row['greedy_match']:.0%}",
+        )
+    return result
+
+
+def main() -> None:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=8, help="concurrent complete() calls")
+    parser.add_argument("--max-tokens", type=int, default=48, help="new tokens per request")
+    parser.add_argument(
+        "--batch-sizes", default="1,4,8", help="comma-separated max_batch_size values"
+    )
+    parser.add_argument("--prompt-tokens", type=int, default=700, help="approximate prompt size")
+    parser.add_argument("--json", help="also write the JSON report to this file")
+    args = parser.parse_args()
+    batch_sizes = [int(value) for value in args.batch_sizes.split(",") if value.strip()]
+    report = asyncio.run(run(args.requests, args.max_tokens, batch_sizes, args.prompt_tokens))
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(text + "\n")
+    Console().print(table(report))
+
+
+if __name__ == "__main__":
+    main()
