@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import re
 import statistics
@@ -178,6 +179,11 @@ def toolenv_pool(size: int) -> list[ToolSpec]:
     return [record.to_spec() for record in load_catalog().records][:size]
 
 
+def load_pool(name: str, size: int) -> list[ToolSpec]:
+    """The first ``size`` tools of the ``local`` or ``toolenv`` pool."""
+    return toolenv_pool(size) if name == "toolenv" else local_pool(size)
+
+
 def _stored_prefix(pool: list[ToolSpec], cache: Path, model: str) -> int:
     """How many leading tools of ``pool`` already have embeddings in the cache."""
     stored = EmbeddingStore(cache, model).load()
@@ -219,10 +225,25 @@ def _recall(exact: np.ndarray, approx: np.ndarray) -> float:
     return float(np.mean(hits))
 
 
+async def fill_cache(pool: list[ToolSpec], cache: Path, encoder: SentenceEncoder) -> None:
+    """Embed ``pool`` into the on-disk store of ``cache``, resuming where an earlier run stopped.
+
+    Embeds in saved chunks so an interrupted run loses at most one chunk. The store keeps only
+    the last catalog it saw, so this starts past the prefix it already covers (an update to a
+    shorter prefix would drop the embeddings of every tool after it).
+    """
+    config = RetrievalConfig(index_dir=cache, exact_threshold=len(pool) + 1)
+    covered = _stored_prefix(pool, cache, encoder.name)
+    for stop in range(covered + _CHUNK, len(pool) + _CHUNK, _CHUNK):
+        warm = HybridToolSearch(config, encoder=encoder)
+        await warm.update(pool[: min(stop, len(pool))])
+        logging.getLogger(__name__).info("embedding cache: %d tools", min(stop, len(pool)))
+
+
 async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> dict[str, Any]:
     """Run every measurement and return the results as one JSON-able dict."""
     largest = max(sizes)
-    pool = toolenv_pool(largest) if pool_name == "toolenv" else local_pool(largest)
+    pool = load_pool(pool_name, largest)
     queries = [q.text for q in load_stabletoolbench(DATA / "stabletoolbench").queries][:n_queries]
     encoder = SentenceEncoder()
     sample = [tool_document(tool) for tool in pool[-512:]]
@@ -239,13 +260,7 @@ async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> 
         "sizes": {},
     }
     config = RetrievalConfig(index_dir=cache)
-    # Embed in saved chunks so an interrupted first run resumes where it stopped. The store keeps
-    # only the last catalog it saw, so start past the prefix it already covers (an update to a
-    # shorter prefix would drop the embeddings of every tool after it).
-    covered = _stored_prefix(pool[:largest], cache, encoder.name)
-    for stop in range(covered + _CHUNK, largest + _CHUNK, _CHUNK):
-        warm = HybridToolSearch(replace(config, exact_threshold=largest + 1), encoder=encoder)
-        await warm.update(pool[: min(stop, largest)])
+    await fill_cache(pool, cache, encoder)
     index = HybridToolSearch(config, encoder=encoder)
     for size in sorted(sizes):
         before = _rss_mb()
@@ -400,8 +415,19 @@ def main() -> None:
     parser.add_argument("--pool", choices=("local", "toolenv"), default="local")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--out", type=Path, default=Path("runs/bench_retrieval/results.json"))
+    parser.add_argument(
+        "--fill-cache-only",
+        action="store_true",
+        help="Only embed the pool into --cache (resumable; run it while the machine is busy, "
+        "then measure on a quiet machine).",
+    )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.fill_cache_only:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+        pool = load_pool(args.pool, max(args.sizes))
+        asyncio.run(fill_cache(pool, args.cache, SentenceEncoder()))
+        return
     results = asyncio.run(run(args.sizes, args.cache, args.pool, args.queries))
     text = json.dumps(results, indent=1, default=str)
     args.out.parent.mkdir(parents=True, exist_ok=True)

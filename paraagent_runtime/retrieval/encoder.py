@@ -120,12 +120,17 @@ class SentenceEncoder:
         """
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        # Batches of similar length pad little: sorting the whole input (not just each batch)
+        # embeds real tool documents about twice as fast.
+        order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
         batches = [
-            list(texts[start : start + self.batch_size])
+            [texts[index] for index in order[start : start + self.batch_size]]
             for start in range(0, len(texts), self.batch_size)
         ]
+        vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
         if not (show_progress and len(texts) >= self.progress_threshold):
-            return np.concatenate([self._encode_batch(batch) for batch in batches])
+            vectors[order] = np.concatenate([self._encode_batch(batch) for batch in batches])
+            return vectors
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
         chunks = []
@@ -135,7 +140,8 @@ class SentenceEncoder:
             for batch in batches:
                 chunks.append(self._encode_batch(batch))
                 progress.advance(task, len(batch))
-        return np.concatenate(chunks)
+        vectors[order] = np.concatenate(chunks)
+        return vectors
 
     def _encode_batch(self, batch: list[str]) -> np.ndarray:
         vectors = self._model.encode(
