@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from paraagent_runtime.errors import ParaAgentError
+from paraagent_runtime.errors import ConfigError, ParaAgentError
 
 __all__ = ["train_app"]
 
@@ -122,11 +122,15 @@ def eval_command(
     model: Annotated[
         str | None, typer.Option(help="Base model directory (default: SmolLM2-135M-Instruct).")
     ] = None,
-    n_tasks: Annotated[int, typer.Option(help="Held-out tasks to run.")] = 6,
+    n_tasks: Annotated[int, typer.Option(help="Held-out tasks per split.")] = 6,
     seed: Annotated[int, typer.Option(help="Task generator seed.")] = 0,
     split: Annotated[
-        str, typer.Option(help="ToolEnv split (a split not used for demos is held out).")
-    ] = "test",
+        list[str] | None,
+        typer.Option(
+            help="ToolEnv split (repeatable; default test-seen): test-seen, test-unseen-tools, "
+            "test-unseen-categories."
+        ),
+    ] = None,
     family: Annotated[
         list[str] | None, typer.Option(help="Restrict to these task families (repeatable).")
     ] = None,
@@ -134,6 +138,9 @@ def eval_command(
     max_turns: Annotated[int, typer.Option(help="Agent max_turns.")] = 6,
     max_tokens: Annotated[int, typer.Option(help="Max new tokens per turn.")] = 192,
     trajectory: Annotated[Path | None, typer.Option(help="JSONL file for the episodes.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Write the summaries as JSON here (and a .md table).")
+    ] = None,
     base: Annotated[
         bool, typer.Option(help="Also evaluate the base model without adapter.")
     ] = True,
@@ -143,49 +150,61 @@ def eval_command(
 ) -> None:
     """Evaluate the base model and adapters on held-out ToolEnv tasks with the agent loop."""
     import contextlib
+    import json
 
     from mcp_servers.toolenv import generate_tasks
+    from mcp_servers.toolenv.tasks import SPLITS
     from paraagent_runtime.policy.transformers_local import TransformersPolicy
     from paraagent_runtime.trajectory import TrajectoryWriter
 
-    from .evaluate import evaluate_policy
+    from .evaluate import evaluate_policy, summaries_markdown
 
+    splits = split or ["test-seen"]
+    results: list[dict[str, object]] = []
     try:
-        tasks = generate_tasks(n_tasks, seed=seed, split=split, families=family)
+        unknown = [name for name in splits if name not in SPLITS]
+        if unknown:
+            raise ConfigError(f"--split: unknown {', '.join(unknown)}; use {', '.join(SPLITS)}")
+        task_sets = {
+            name: generate_tasks(n_tasks, seed=seed, split=name, families=family)
+            for name in splits
+        }
         candidates: list[tuple[str, Path | None]] = ([("base", None)] if base else []) + [
             (str(path), path) for path in adapter or []
         ]
-        table = Table(
-            "model",
-            "tasks",
-            "success",
-            "answered",
-            "turns",
-            "calls",
-            "calls/execute turn",
-            "format-error turns",
-        )
         with TrajectoryWriter(trajectory) if trajectory else contextlib.nullcontext() as writer:
             for label, path in candidates:
                 policy = TransformersPolicy(model, adapter=path)
-                summary, _ = asyncio.run(
-                    evaluate_policy(
-                        policy, tasks, model=label, mode=mode, max_turns=max_turns,
-                        max_tokens=max_tokens,
-                        trajectory=writer,
-                        on_row=_print_row,
-                        concurrency=concurrency,
-                    )
-                )  # fmt: skip
-                table.add_row(
-                    label, str(summary.tasks), f"{summary.success_rate:.2f}", str(summary.answered),
-                    f"{summary.mean_turns:.2f}", f"{summary.mean_calls:.2f}",
-                    f"{summary.calls_per_execute_turn:.2f}",
-                    str(summary.format_error_turns),
-                )  # fmt: skip
+                for name, tasks in task_sets.items():
+                    summary, _ = asyncio.run(
+                        evaluate_policy(
+                            policy, tasks, model=label, mode=mode, max_turns=max_turns,
+                            max_tokens=max_tokens,
+                            trajectory=writer,
+                            on_row=_print_row,
+                            concurrency=concurrency,
+                        )
+                    )  # fmt: skip
+                    results.append({"split": name, "mode": mode, **summary.model_dump()})
     except ParaAgentError as exc:
         raise _fail(exc) from exc
+    table = Table(
+        "model", "split", "tasks", "success", "answered", "turns", "calls",
+        "calls/execute turn", "format-error turns",
+    )  # fmt: skip
+    for row in results:
+        table.add_row(
+            str(row["model"]), str(row["split"]), str(row["tasks"]),
+            f"{row['success_rate']:.2f}", str(row["answered"]), f"{row['mean_turns']:.2f}",
+            f"{row['mean_calls']:.2f}", f"{row['calls_per_execute_turn']:.2f}",
+            str(row["format_error_turns"]),
+        )  # fmt: skip
     console.print(table)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        out.with_suffix(".md").write_text(summaries_markdown(results), encoding="utf-8")
+        console.print(f"written to {out} and {out.with_suffix('.md')}")
 
 
 def _mount_stages() -> None:

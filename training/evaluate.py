@@ -7,7 +7,7 @@ reporting success (ToolEnv checker), turns, calls and calls per execute turn.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -19,7 +19,7 @@ from paraagent_runtime.policy.base import Policy, SamplingParams
 from paraagent_runtime.toolspace import Toolspace
 from paraagent_runtime.trajectory import Episode, TrajectoryWriter
 
-__all__ = ["EvalRow", "EvalSummary", "evaluate_policy", "summarize_rows"]
+__all__ = ["EvalRow", "EvalSummary", "evaluate_policy", "summaries_markdown", "summarize_rows"]
 
 
 class EvalRow(BaseModel):
@@ -135,3 +135,20 @@ async def evaluate_policy(
         if on_row is not None:
             on_row(row)
     return summarize_rows(model, rows), rows
+
+
+def summaries_markdown(results: Sequence[Mapping[str, Any]]) -> str:
+    """A markdown table of evaluation summaries (``EvalSummary`` fields plus ``split``)."""
+    lines = [
+        "| model | split | tasks | success | answered | turns | calls | calls/execute turn "
+        "| format-error turns |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in results:
+        lines.append(
+            f"| {row['model']} | {row.get('split', '-')} | {row['tasks']} "
+            f"| {row['success_rate']:.2f} | {row['answered']} | {row['mean_turns']:.2f} "
+            f"| {row['mean_calls']:.2f} | {row['calls_per_execute_turn']:.2f} "
+            f"| {row['format_error_turns']} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from mcp_servers.toolenv import generate_tasks
 from paraagent_runtime.policy.scripted import ScriptedPolicy
 from paraagent_runtime.trajectory import TrajectoryWriter, read_episodes
@@ -30,3 +33,32 @@ async def test_a_wrong_answer_scores_zero() -> None:
     summary, rows = await evaluate_policy(policy, [task], model="guess")
     assert summary.success_rate == 0.0 and rows[0].status == "answered"
     assert summary.calls_per_execute_turn == 0.0
+
+
+def test_eval_command_covers_every_split_in_one_table(tiny_model: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from training.cli import train_app
+
+    out = tmp_path / "eval.json"
+    args = ["eval", "--model", str(tiny_model), "--n-tasks", "1", "--max-turns", "1"]
+    args += ["--max-tokens", "4", "--split", "test-seen", "--split", "test-unseen-tools"]
+    result = CliRunner().invoke(train_app, [*args, "--out", str(out), "--concurrency", "2"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(out.read_text())
+    assert [(row["model"], row["split"], row["tasks"]) for row in rows] == [
+        ("base", "test-seen", 1),
+        ("base", "test-unseen-tools", 1),
+    ]
+    assert "| base | test-unseen-tools | 1 |" in out.with_suffix(".md").read_text()
+
+
+def test_eval_command_rejects_an_unknown_split(tiny_model: Path) -> None:
+    from typer.testing import CliRunner
+
+    from training.cli import train_app
+
+    result = CliRunner().invoke(
+        train_app, ["eval", "--model", str(tiny_model), "--split", "nope", "--n-tasks", "1"]
+    )
+    assert result.exit_code == 2 and "nope" in result.output

@@ -134,6 +134,7 @@ def run_ablation(
     if window < 1 or heldout_tasks < 0:
         raise ConfigError("run_ablation: window must be >= 1 and heldout_tasks >= 0")
     variants = [_variant(base, e, s, output_dir) for e in estimators for s in seeds]
+    start = _start_heldout(base, output_dir, heldout_tasks) if heldout_tasks else None
     runs = []
     for config in variants:
         metrics = config.output_dir / METRICS
@@ -149,8 +150,33 @@ def run_ablation(
             finally:
                 trainer.close()
         runs.append(_summarize(config, _read_metrics(metrics), window, heldout))
-    write_ablation(runs, output_dir)
+    write_ablation(runs, output_dir, start_heldout=start)
     return runs
+
+
+def _start_heldout(base: RLConfig, output_dir: Path, n_tasks: int) -> float:
+    """Greedy held-out success of the starting policy (step 0), cached in ``start.json``.
+
+    The same tasks and decoding as the final policies' evaluation, so before and after compare.
+    """
+    cache = output_dir / "start.json"
+    if cache.is_file():
+        cached = json.loads(cache.read_text(encoding="utf-8"))
+        if cached.get("tasks") == n_tasks:
+            return float(cached["heldout_success"])
+    config = dataclasses.replace(base, output_dir=output_dir / "start", resume=False, steps=1)
+    trainer = RLTrainer(config)
+    try:
+        tasks = generate_tasks(n_tasks, seed=config.task_seed, split=HELDOUT)
+        success = trainer.evaluate(tasks).success_rate
+    finally:
+        trainer.close()
+    output_dir.mkdir(parents=True, exist_ok=True)
+    cache.write_text(
+        json.dumps({"tasks": n_tasks, "split": HELDOUT, "heldout_success": success}) + "\n",
+        encoding="utf-8",
+    )
+    return success
 
 
 def _mean_std(values: Sequence[float]) -> str:
@@ -159,13 +185,18 @@ def _mean_std(values: Sequence[float]) -> str:
     return f"{statistics.fmean(values):.3f} ± {statistics.stdev(values):.3f}"
 
 
-def ablation_table(runs: Sequence[AblationRun]) -> str:
-    """A markdown table: one row per estimator, mean ± std over seeds."""
+def ablation_table(runs: Sequence[AblationRun], *, start_heldout: float | None = None) -> str:
+    """A markdown table: one row per estimator, mean ± std over seeds.
+
+    With ``start_heldout`` a first row gives the starting policy's held-out success.
+    """
     lines = [
         "| estimator | seeds | steps | episodes | final reward | final success "
         "| held-out success | zero-var groups | wall s |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+    if start_heldout is not None:
+        lines.append(f"| start (no RL) | - | 0 | 0 | - | - | {start_heldout:.3f} | - | 0 |")
     for estimator in dict.fromkeys(run.estimator for run in runs):
         group = [run for run in runs if run.estimator == estimator]
         heldout = [run.heldout_success for run in group if run.heldout_success is not None]
@@ -209,12 +240,19 @@ def plot_ablation(runs: Sequence[AblationRun], png_path: Path) -> Path:
     return png_path
 
 
-def write_ablation(runs: Sequence[AblationRun], output_dir: Path) -> None:
+def write_ablation(
+    runs: Sequence[AblationRun], output_dir: Path, *, start_heldout: float | None = None
+) -> None:
     """Write ``ablation.json``, ``ablation.md`` and ``ablation.png`` to ``output_dir``."""
     output_dir.mkdir(parents=True, exist_ok=True)
-    payload = {"runs": [run.model_dump() for run in runs], "table": ablation_table(runs)}
+    table = ablation_table(runs, start_heldout=start_heldout)
+    payload = {
+        "runs": [run.model_dump() for run in runs],
+        "start_heldout_success": start_heldout,
+        "table": table,
+    }
     (output_dir / "ablation.json").write_text(json.dumps(payload, indent=2), encoding="utf-8")
-    (output_dir / "ablation.md").write_text(ablation_table(runs), encoding="utf-8")
+    (output_dir / "ablation.md").write_text(table, encoding="utf-8")
     plot_ablation(runs, output_dir / "ablation.png")
 
 

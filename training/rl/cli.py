@@ -80,6 +80,9 @@ def ablation(
         Path | None, typer.Option("--config", help="RLConfig YAML/JSON shared by every run.")
     ] = None,
     model: Annotated[str | None, typer.Option(help="Starting checkpoint directory.")] = None,
+    adapter: Annotated[
+        Path | None, typer.Option(help="SFT LoRA adapter every run starts from (sets lora: true).")
+    ] = None,
     output_dir: Annotated[Path, typer.Option(help="Runs and the comparison.")] = Path(
         "runs/rl-ablation"
     ),
@@ -92,11 +95,18 @@ def ablation(
     heldout_tasks: Annotated[int, typer.Option(help="Held-out tasks per final policy.")] = 0,
 ) -> None:
     """Trajectory-only GRPO vs multi-level advantages: same seeds and budget, a table and a PNG."""
-    from .ablation import ablation_table, run_ablation
+    from .ablation import run_ablation
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
-        base = load_config(RLConfig, config, model=model, steps=steps)
+        base = load_config(
+            RLConfig,
+            config,
+            model=model,
+            adapter=adapter,
+            lora=True if adapter is not None else None,
+            steps=steps,
+        )
         runs = run_ablation(
             base,
             output_dir=output_dir,
@@ -107,5 +117,5 @@ def ablation(
     except ParaAgentError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from exc
-    typer.echo(ablation_table(runs), nl=False)
+    typer.echo((output_dir / "ablation.md").read_text(encoding="utf-8"), nl=False)
     typer.echo(f"written to {output_dir}/ablation.{{json,md,png}}")

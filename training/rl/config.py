@@ -75,6 +75,10 @@ class RLConfig:
         max_new_tokens (`int`, defaults to `192`): Tokens per generated turn.
         temperature (`float`, defaults to `1.0`): Sampling temperature of rollouts (> 0).
         top_p (`float`, defaults to `1.0`): Nucleus sampling of rollouts.
+        seeded_rollouts (`bool`, defaults to `True`): Seed each rollout's sampling, so a run
+            replays bit for bit; the transformers backend then generates rollouts one at a time.
+            `false` lets the rollouts of a step share batched generation (several times the
+            tokens/s on CPU), their randomness drawn from the run's torch seed.
         max_length (`int`, defaults to `4096`): Longest training row in tokens (longer are cut).
         micro_batch_rows (`int`, defaults to `4`): Rows per forward/backward pass.
         learning_rate (`float`, defaults to `1e-6`): AdamW learning rate.
@@ -135,6 +139,11 @@ class RLConfig:
     max_new_tokens: int = option(192, help="Tokens per generated turn.")
     temperature: float = option(1.0, help="Rollout sampling temperature (> 0).")
     top_p: float = option(1.0, help="Rollout nucleus sampling.")
+    seeded_rollouts: bool = option(
+        True,
+        help="Seed each rollout's sampling (reproducible, generated one at a time); false "
+        "batches a step's rollouts together.",
+    )
     max_length: int = option(4096, help="Longest training row in tokens.")
     micro_batch_rows: int = option(4, help="Rows per forward/backward pass.")
     learning_rate: float = option(1e-6, help="AdamW learning rate.")

@@ -148,7 +148,7 @@ class RLTrainer:
             self.tasks[(first + i) % len(self.tasks)] for i in range(self.config.tasks_per_step)
         ]
 
-    async def _rollout(self, task: Task, seed: int) -> Episode:
+    async def _rollout(self, task: Task, seed: int | None) -> Episode:
         toolspace = Toolspace(self.env.for_task(task).sources)
         await toolspace.refresh()
         agent_config = AgentConfig(
@@ -175,7 +175,7 @@ class RLTrainer:
             index = offset + local
             for member in range(self.config.group_size):
                 seed = random.Random(f"{self.config.seed}:{step}:{index}:{member}").randrange(2**31)
-                jobs.append(self._rollout(task, seed))
+                jobs.append(self._rollout(task, seed if self.config.seeded_rollouts else None))
         return list(await asyncio.gather(*jobs))
 
     # -- one step ----------------------------------------------------------------------------

@@ -65,6 +65,11 @@ def test_ablation_runs_both_estimators_with_the_same_budget(
     assert all(r.heldout_success is not None and len(r.curves["success"]) == 2 for r in runs)
     for name in ("ablation.json", "ablation.md", "ablation.png"):
         assert (tmp_path / name).stat().st_size > 0
-    assert len(json.loads((tmp_path / "ablation.json").read_text())["runs"]) == 2
+    written = json.loads((tmp_path / "ablation.json").read_text())
+    assert len(written["runs"]) == 2
+    # The starting policy is evaluated once on the same held-out tasks, before any update.
+    start = json.loads((tmp_path / "start.json").read_text())
+    assert start["tasks"] == 1 and written["start_heldout_success"] == start["heldout_success"]
+    assert "| start (no RL) |" in (tmp_path / "ablation.md").read_text()
     again = run_ablation(base, output_dir=tmp_path, seeds=(0,), window=2)
     assert [r.final_reward for r in again] == [r.final_reward for r in runs]

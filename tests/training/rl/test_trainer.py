@@ -72,12 +72,15 @@ def test_lora_rl_updates_only_the_adapter(cold_start: Path, tmp_path: Path) -> N
         adapter=adapter,
         learning_rate=1e-2,
         group_size=8,
+        seeded_rollouts=False,
     )
     trainer = RLTrainer(config, tasks=[_task()])
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     history = trainer.train()
     trainer.close()
     assert history[0]["train_tokens"] > 0 and history[0]["grad_norm"] > 0
+    # Unseeded rollouts of one step share batched generation.
+    assert trainer.engine.policy.batch_stats.largest > 1
     after = dict(trainer.model.named_parameters())
     changed = {n for n in before if not torch.equal(before[n], after[n].detach())}
     assert changed and all(".lora_" in n and ".default." in n for n in changed)
