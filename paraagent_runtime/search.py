@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from .tools import ToolSpec
 
-__all__ = ["ToolSearch", "default_tool_search"]
+__all__ = ["ToolSearch", "default_tool_search", "index_scope"]
 
 
 @runtime_checkable
@@ -27,19 +29,34 @@ class ToolSearch(Protocol):
         ...
 
 
-def default_tool_search() -> ToolSearch:
+def default_tool_search(scope: str = "builtin") -> ToolSearch:
     """The search the CLI puts behind ``search_tools``: hybrid FAISS + BM25 when installed.
 
     Falls back to the keyword search when the ``retrieval`` extra is missing. Embeddings are
-    persisted in the default index directory, so a catalog is embedded once per machine.
+    persisted in ``<default index dir>/<scope>``: the on-disk store keeps one catalog per
+    directory, so each tool space (see :func:`index_scope`) gets its own and a catalog is embedded
+    once per machine; ``paraagent index build --catalog builtin`` fills the ``builtin`` scope.
     """
     from .errors import UserError
 
     try:
         from .retrieval import HybridToolSearch, RetrievalConfig, default_index_dir
 
-        return HybridToolSearch(RetrievalConfig(index_dir=default_index_dir()))
+        return HybridToolSearch(RetrievalConfig(index_dir=default_index_dir() / scope))
     except UserError:
         from .keyword_search import KeywordToolSearch
 
         return KeywordToolSearch()
+
+
+def index_scope(mcp_config: Path | None, *, with_builtin: bool = True) -> str:
+    """The index sub-directory of a tool space: the built-in ToolEnv and/or one MCP config file.
+
+    Args:
+        mcp_config: The MCP servers file of the tool space, if any (keyed by its resolved path).
+        with_builtin: Whether the built-in ToolEnv catalog is part of the tool space.
+    """
+    if mcp_config is None:
+        return "builtin"
+    digest = hashlib.sha256(str(mcp_config.expanduser().resolve()).encode()).hexdigest()[:12]
+    return f"{'builtin+' if with_builtin else ''}mcp-{digest}"

@@ -12,7 +12,7 @@ from paraagent_runtime.agent import AgentConfig
 from paraagent_runtime.errors import UserError
 from paraagent_runtime.policy import policy_from_spec
 from paraagent_runtime.policy.base import Policy
-from paraagent_runtime.search import default_tool_search
+from paraagent_runtime.search import default_tool_search, index_scope
 from paraagent_runtime.sources import ToolSource
 from paraagent_runtime.toolspace import Toolspace
 
@@ -44,10 +44,11 @@ def _policy_factory(base_url: str | None):  # noqa: ANN202 - a PolicyFactory
 
 def _toolspace(mcp_config: Path | None, toolenv: list[ToolSource]) -> Toolspace:
     if mcp_config is None:
-        return Toolspace(toolenv, search=default_tool_search())
+        return Toolspace(toolenv, search=default_tool_search(index_scope(None)))
     from paraagent_runtime.mcp.cli import mcp_toolspace
 
-    toolspace = mcp_toolspace(mcp_config, search=default_tool_search())
+    search = default_tool_search(index_scope(mcp_config, with_builtin=bool(toolenv)))
+    toolspace = mcp_toolspace(mcp_config, search=search)
 
     async def add() -> None:
         for source in toolenv:

@@ -16,7 +16,7 @@ from ..policy import policy_from_spec
 from ..policy.base import Policy, SamplingParams
 from ..prompts import AgentMode
 from ..report import summarize, summary_table, trace_table
-from ..search import default_tool_search
+from ..search import default_tool_search, index_scope
 from ..sources import ToolSource
 from ..toolspace import Toolspace
 from ..trajectory import Episode, TrajectoryWriter
@@ -141,7 +141,7 @@ async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
     )
     extra_sources = _mcp_sources(options.mcp_config)
     base_env = ToolEnv.builtin(seed=options.seed)
-    search = default_tool_search()
+    search = default_tool_search(index_scope(options.mcp_config))
     episodes: list[Episode] = []
     console.print(
         f"policy [bold]{options.policy}[/], mode [bold]{options.mode}[/], trajectories → {options.trajectory}"

@@ -11,7 +11,7 @@ import typer
 
 from ..agent import AgentConfig
 from ..errors import ParaAgentError
-from ..search import ToolSearch, default_tool_search
+from ..search import ToolSearch, default_tool_search, index_scope
 from ..toolspace import Toolspace
 from .server import build_paraagent_server, serve
 from .source import load_mcp_sources
@@ -59,7 +59,9 @@ async def _serve(
     token: str | None,
     gateway: bool,
 ) -> None:
-    toolspace = mcp_toolspace(mcp_config, search=default_tool_search())
+    toolspace = mcp_toolspace(
+        mcp_config, search=default_tool_search(index_scope(mcp_config, with_builtin=False))
+    )
     try:
         await toolspace.refresh()
         policy = None
