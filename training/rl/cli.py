@@ -9,9 +9,6 @@ from typing import Annotated
 import typer
 
 from paraagent_runtime.errors import ParaAgentError
-from training.config import load_config
-
-from .config import RLConfig
 
 __all__ = ["rl_app"]
 
@@ -41,6 +38,9 @@ def rl(
     """Train with RL; options override the config file."""
     if ctx.invoked_subcommand is not None:
         return
+    from training.config import load_config
+
+    from .config import RLConfig
     from .trainer import RLTrainer
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -95,7 +95,10 @@ def ablation(
     heldout_tasks: Annotated[int, typer.Option(help="Held-out tasks per final policy.")] = 0,
 ) -> None:
     """Trajectory-only GRPO vs multi-level advantages: same seeds and budget, a table and a PNG."""
+    from training.config import load_config
+
     from .ablation import run_ablation
+    from .config import RLConfig
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
