@@ -70,6 +70,9 @@ __all__ = ["RLTrainer"]
 
 logger = logging.getLogger(__name__)
 
+_EVAL_CONCURRENCY = 16
+"""Held-out episodes run at once (their turns share batched generation)."""
+
 CHECKPOINT = "checkpoint"
 METRICS = "metrics.jsonl"
 CURVES = "curves.png"
@@ -385,6 +388,7 @@ class RLTrainer:
                 model=f"rl-step-{self.step}",
                 max_turns=self.config.max_turns,
                 max_tokens=self.config.max_new_tokens,
+                concurrency=min(len(tasks), _EVAL_CONCURRENCY) or 1,
             )
         )
         return summary
