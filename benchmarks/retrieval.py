@@ -228,9 +228,8 @@ def _recall(exact: np.ndarray, approx: np.ndarray) -> float:
 async def fill_cache(pool: list[ToolSpec], cache: Path, encoder: SentenceEncoder) -> None:
     """Embed ``pool`` into the on-disk store of ``cache``, resuming where an earlier run stopped.
 
-    Embeds in saved chunks so an interrupted run loses at most one chunk. The store keeps only
-    the last catalog it saw, so this starts past the prefix it already covers (an update to a
-    shorter prefix would drop the embeddings of every tool after it).
+    Embeds in saved chunks so an interrupted run loses at most one chunk, starting past the
+    prefix the store already covers.
     """
     config = RetrievalConfig(index_dir=cache, exact_threshold=len(pool) + 1)
     covered = _stored_prefix(pool, cache, encoder.name)

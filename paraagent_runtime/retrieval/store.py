@@ -78,14 +78,34 @@ class EmbeddingStore:
         self.data_path = self.directory / f"{stem}.npz"
         self.manifest_path = self.directory / f"{stem}.json"
 
-    def save(self, catalog_key: str, doc_hashes: list[str], vectors: np.ndarray) -> None:
-        """Write the embeddings of a catalog (replacing any previous file of this model).
+    def save(
+        self,
+        catalog_key: str,
+        doc_hashes: list[str],
+        vectors: np.ndarray,
+        *,
+        keep_previous_rows: int = 100_000,
+    ) -> None:
+        """Write the embeddings of a catalog, keeping earlier catalogs' rows as a cache.
+
+        Rows of the file already on disk whose document is not in this catalog are kept (up to
+        ``keep_previous_rows`` of them), so shrinking a catalog and growing it back, or indexing
+        a prefix of a big catalog, never re-embeds what was embedded before.
 
         Args:
             catalog_key: :func:`~paraagent_runtime.retrieval.documents.catalog_key` of the catalog.
             doc_hashes: One document hash per row of ``vectors``.
             vectors: ``(n, dimension)`` float32 embeddings.
+            keep_previous_rows: The most rows of earlier catalogs to carry over (0: none).
         """
+        previous = self.load() if keep_previous_rows > 0 else None
+        if previous is not None and previous.vectors.shape[1:] == vectors.shape[1:]:
+            current = set(doc_hashes)
+            extra = [i for i, h in enumerate(previous.doc_hashes) if h not in current]
+            extra = extra[:keep_previous_rows]
+            if extra:
+                doc_hashes = [*doc_hashes, *(previous.doc_hashes[i] for i in extra)]
+                vectors = np.concatenate([vectors, previous.vectors[extra]])
         self.directory.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile() as buffer:
             np.savez(buffer, vectors=vectors, doc_hashes=np.asarray(doc_hashes, dtype="U64"))

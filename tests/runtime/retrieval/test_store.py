@@ -74,7 +74,8 @@ async def test_stale_index_is_detected_and_only_changes_are_embedded(
     assert search.last_update.embedded == 1
     assert (await search.search("volcano eruption", top_k=1))[0][0] == catalog[0].id
     stored = _store(index_dir, encoder).load()
-    assert stored is not None and stored.catalog_key != "" and len(stored.doc_hashes) == 200
+    # The 200 current rows plus the replaced description's row, kept as cache.
+    assert stored is not None and stored.catalog_key != "" and len(stored.doc_hashes) == 201
     again = await _fresh(index_dir, encoder, changed)
     assert again.last_update.embedded == 0
 
@@ -88,3 +89,22 @@ def test_store_round_trip(tmp_path) -> None:
     assert loaded.catalog_key == "key" and loaded.doc_hashes == ["h1", "h2", "h3"]
     assert np.array_equal(loaded.vectors, vectors)
     assert np.array_equal(loaded.by_hash()["h2"], vectors[1])
+
+
+async def test_indexing_a_prefix_keeps_the_rest_cached(index_dir, encoder, catalog) -> None:
+    await _fresh(index_dir, encoder, catalog)
+    prefix = await _fresh(index_dir, encoder, catalog[:20])
+    assert prefix.last_update.embedded == 0
+    whole = await _fresh(index_dir, encoder, catalog)
+    assert whole.last_update.embedded == 0 and whole.size == len(catalog)
+
+
+def test_save_carries_earlier_rows_up_to_a_limit(tmp_path) -> None:
+    store = EmbeddingStore(tmp_path, "m")
+    store.save("all", ["h1", "h2", "h3"], np.eye(3, dtype=np.float32))
+    store.save("one", ["h2"], np.eye(3, dtype=np.float32)[1:2])
+    kept = store.load()
+    assert kept.catalog_key == "one" and kept.doc_hashes == ["h2", "h1", "h3"]
+    assert np.array_equal(kept.by_hash()["h3"], np.eye(3, dtype=np.float32)[2])
+    store.save("only", ["h2"], np.eye(3, dtype=np.float32)[1:2], keep_previous_rows=0)
+    assert store.load().doc_hashes == ["h2"]
