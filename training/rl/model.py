@@ -35,6 +35,11 @@ logger = logging.getLogger(__name__)
 REFERENCE_ADAPTER = "reference"
 TRAINED_ADAPTER = "default"
 
+_ROLLOUT_BATCH_WINDOW_S = 0.1
+"""How long a rollout turn waits for the group's other turns: between turns every episode
+tokenizes its growing prompt, so arrivals spread over tens of milliseconds, and a turn
+generates for seconds."""
+
 ReferenceKind = Literal["none", "copy", "base", "adapter"]
 
 
@@ -142,7 +147,12 @@ def load_rl_model(config: RLConfig, *, checkpoint: Path | None = None) -> RLMode
 
     def policy(model: str | None, adapter: Path | None = None) -> TransformersPolicy:
         loaded = TransformersPolicy(
-            model, adapter=adapter, device=config.device, dtype=config.dtype, model_name="rl-policy"
+            model,
+            adapter=adapter,
+            device=config.device,
+            dtype=config.dtype,
+            model_name="rl-policy",
+            batch_window_s=_ROLLOUT_BATCH_WINDOW_S,
         )
         loaded.load()
         return loaded
