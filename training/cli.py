@@ -157,7 +157,7 @@ def eval_command(
     from paraagent_runtime.policy.transformers_local import TransformersPolicy
     from paraagent_runtime.trajectory import TrajectoryWriter
 
-    from .evaluate import evaluate_policy, summaries_markdown
+    from .evaluate import SUMMARY_COLUMNS, evaluate_policy, summaries_markdown, summary_cells
 
     splits = split or ["test-seen"]
     results: list[dict[str, object]] = []
@@ -166,8 +166,7 @@ def eval_command(
         if unknown:
             raise ConfigError(f"--split: unknown {', '.join(unknown)}; use {', '.join(SPLITS)}")
         task_sets = {
-            name: generate_tasks(n_tasks, seed=seed, split=name, families=family)
-            for name in splits
+            name: generate_tasks(n_tasks, seed=seed, split=name, families=family) for name in splits
         }
         candidates: list[tuple[str, Path | None]] = ([("base", None)] if base else []) + [
             (str(path), path) for path in adapter or []
@@ -188,17 +187,9 @@ def eval_command(
                     results.append({"split": name, "mode": mode, **summary.model_dump()})
     except ParaAgentError as exc:
         raise _fail(exc) from exc
-    table = Table(
-        "model", "split", "tasks", "success", "answered", "turns", "calls",
-        "calls/execute turn", "format-error turns",
-    )  # fmt: skip
+    table = Table(*SUMMARY_COLUMNS)
     for row in results:
-        table.add_row(
-            str(row["model"]), str(row["split"]), str(row["tasks"]),
-            f"{row['success_rate']:.2f}", str(row["answered"]), f"{row['mean_turns']:.2f}",
-            f"{row['mean_calls']:.2f}", f"{row['calls_per_execute_turn']:.2f}",
-            str(row["format_error_turns"]),
-        )  # fmt: skip
+        table.add_row(*summary_cells(row))
     console.print(table)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,15 @@ from paraagent_runtime.policy.base import Policy, SamplingParams
 from paraagent_runtime.toolspace import Toolspace
 from paraagent_runtime.trajectory import Episode, TrajectoryWriter
 
-__all__ = ["EvalRow", "EvalSummary", "evaluate_policy", "summaries_markdown", "summarize_rows"]
+__all__ = [
+    "SUMMARY_COLUMNS",
+    "EvalRow",
+    "EvalSummary",
+    "evaluate_policy",
+    "summaries_markdown",
+    "summarize_rows",
+    "summary_cells",
+]
 
 
 class EvalRow(BaseModel):
@@ -137,18 +145,28 @@ async def evaluate_policy(
     return summarize_rows(model, rows), rows
 
 
+SUMMARY_COLUMNS = (
+    "model", "split", "tasks", "success", "answered", "turns", "calls",
+    "calls/execute turn", "format-error turns",
+)  # fmt: skip
+"""Headers of :func:`summary_cells`."""
+
+
+def summary_cells(row: Mapping[str, Any]) -> list[str]:
+    """One evaluation summary (``EvalSummary`` fields plus ``split``) as table cells."""
+    return [
+        str(row["model"]), str(row.get("split", "-")), str(row["tasks"]),
+        f"{row['success_rate']:.2f}", str(row["answered"]), f"{row['mean_turns']:.2f}",
+        f"{row['mean_calls']:.2f}", f"{row['calls_per_execute_turn']:.2f}",
+        str(row["format_error_turns"]),
+    ]  # fmt: skip
+
+
 def summaries_markdown(results: Sequence[Mapping[str, Any]]) -> str:
-    """A markdown table of evaluation summaries (``EvalSummary`` fields plus ``split``)."""
+    """A markdown table of evaluation summaries, one row per :func:`summary_cells`."""
     lines = [
-        "| model | split | tasks | success | answered | turns | calls | calls/execute turn "
-        "| format-error turns |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| " + " | ".join(SUMMARY_COLUMNS) + " |",
+        "|" + "---|" * len(SUMMARY_COLUMNS),
+        *("| " + " | ".join(summary_cells(row)) + " |" for row in results),
     ]
-    for row in results:
-        lines.append(
-            f"| {row['model']} | {row.get('split', '-')} | {row['tasks']} "
-            f"| {row['success_rate']:.2f} | {row['answered']} | {row['mean_turns']:.2f} "
-            f"| {row['mean_calls']:.2f} | {row['calls_per_execute_turn']:.2f} "
-            f"| {row['format_error_turns']} |"
-        )
     return "\n".join(lines) + "\n"

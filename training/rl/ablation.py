@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mcp_servers.toolenv import generate_tasks
+from mcp_servers.toolenv import Task, generate_tasks
 from paraagent_runtime.errors import ConfigError, ParaAgentError
 from training.config import load_config
 
@@ -134,7 +134,8 @@ def run_ablation(
     if window < 1 or heldout_tasks < 0:
         raise ConfigError("run_ablation: window must be >= 1 and heldout_tasks >= 0")
     variants = [_variant(base, e, s, output_dir) for e in estimators for s in seeds]
-    start = _start_heldout(base, output_dir, heldout_tasks) if heldout_tasks else None
+    heldout_set = generate_tasks(heldout_tasks, seed=base.task_seed, split=HELDOUT)
+    start = _start_heldout(base, output_dir, heldout_set) if heldout_set else None
     runs = []
     for config in variants:
         metrics = config.output_dir / METRICS
@@ -144,9 +145,8 @@ def run_ablation(
             trainer = RLTrainer(config)
             try:
                 trainer.train()
-                if heldout_tasks:
-                    tasks = generate_tasks(heldout_tasks, seed=config.task_seed, split=HELDOUT)
-                    heldout = trainer.evaluate(tasks).success_rate
+                if heldout_set:
+                    heldout = trainer.evaluate(heldout_set).success_rate
             finally:
                 trainer.close()
         runs.append(_summarize(config, _read_metrics(metrics), window, heldout))
@@ -154,26 +154,33 @@ def run_ablation(
     return runs
 
 
-def _start_heldout(base: RLConfig, output_dir: Path, n_tasks: int) -> float:
+def _start_heldout(base: RLConfig, output_dir: Path, tasks: Sequence[Task]) -> float:
     """Greedy held-out success of the starting policy (step 0), cached in ``start.json``.
 
     The same tasks and decoding as the final policies' evaluation, so before and after compare.
+    The cache is reused only for the same starting weights, tasks and decoding limits.
     """
+    key = {
+        "model": base.model,
+        "adapter": str(base.adapter) if base.adapter is not None else None,
+        "tasks": [task.id for task in tasks],
+        "max_turns": base.max_turns,
+        "max_new_tokens": base.max_new_tokens,
+    }
     cache = output_dir / "start.json"
     if cache.is_file():
         cached = json.loads(cache.read_text(encoding="utf-8"))
-        if cached.get("tasks") == n_tasks:
+        if cached.get("key") == key:
             return float(cached["heldout_success"])
     config = dataclasses.replace(base, output_dir=output_dir / "start", resume=False, steps=1)
     trainer = RLTrainer(config)
     try:
-        tasks = generate_tasks(n_tasks, seed=config.task_seed, split=HELDOUT)
         success = trainer.evaluate(tasks).success_rate
     finally:
         trainer.close()
     output_dir.mkdir(parents=True, exist_ok=True)
     cache.write_text(
-        json.dumps({"tasks": n_tasks, "split": HELDOUT, "heldout_success": success}) + "\n",
+        json.dumps({"key": key, "split": HELDOUT, "heldout_success": success}) + "\n",
         encoding="utf-8",
     )
     return success

@@ -4,17 +4,32 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from paraagent_runtime.errors import ParaAgentError
+
+if TYPE_CHECKING:
+    from .config import RLConfig
 
 __all__ = ["rl_app"]
 
 rl_app = typer.Typer(
     help="RL with multi-level advantage decoupling on ToolEnv tasks.", no_args_is_help=False
 )
+
+
+def _load(
+    config: Path | None, model: str | None, adapter: Path | None, **overrides: Any
+) -> RLConfig:
+    """The RL config file with the command-line overrides; ``--adapter`` implies LoRA."""
+    from training.config import load_config
+
+    from .config import RLConfig
+
+    lora = True if adapter is not None else None
+    return load_config(RLConfig, config, model=model, adapter=adapter, lora=lora, **overrides)
 
 
 @rl_app.callback(invoke_without_command=True)
@@ -38,22 +53,11 @@ def rl(
     """Train with RL; options override the config file."""
     if ctx.invoked_subcommand is not None:
         return
-    from training.config import load_config
-
-    from .config import RLConfig
     from .trainer import RLTrainer
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
-        loaded = load_config(
-            RLConfig,
-            config,
-            model=model,
-            adapter=adapter,
-            lora=True if adapter is not None else None,
-            output_dir=output_dir,
-            steps=steps,
-        )
+        loaded = _load(config, model, adapter, output_dir=output_dir, steps=steps)
         if estimator is not None:
             loaded.advantage = type(loaded.advantage)(
                 **{**vars(loaded.advantage), "estimator": estimator}
@@ -95,22 +99,12 @@ def ablation(
     heldout_tasks: Annotated[int, typer.Option(help="Held-out tasks per final policy.")] = 0,
 ) -> None:
     """Trajectory-only GRPO vs multi-level advantages: same seeds and budget, a table and a PNG."""
-    from training.config import load_config
-
     from .ablation import run_ablation
-    from .config import RLConfig
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
-        base = load_config(
-            RLConfig,
-            config,
-            model=model,
-            adapter=adapter,
-            lora=True if adapter is not None else None,
-            steps=steps,
-        )
-        runs = run_ablation(
+        base = _load(config, model, adapter, steps=steps)
+        run_ablation(
             base,
             output_dir=output_dir,
             estimators=estimator or ("grpo", "multilevel"),

@@ -1,13 +1,21 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
+from mcp_servers.toolenv import generate_tasks
 from paraagent_runtime.errors import ConfigError
 from training.rl import RLConfig
-from training.rl.ablation import AblationRun, ablation_table, main, run_ablation
+from training.rl.ablation import (
+    AblationRun,
+    _start_heldout,
+    ablation_table,
+    main,
+    run_ablation,
+)
 
 from .helpers import rl_config as _config
 
@@ -69,7 +77,14 @@ def test_ablation_runs_both_estimators_with_the_same_budget(
     assert len(written["runs"]) == 2
     # The starting policy is evaluated once on the same held-out tasks, before any update.
     start = json.loads((tmp_path / "start.json").read_text())
-    assert start["tasks"] == 1 and written["start_heldout_success"] == start["heldout_success"]
+    assert len(start["key"]["tasks"]) == 1
+    assert written["start_heldout_success"] == start["heldout_success"]
     assert "| start (no RL) |" in (tmp_path / "ablation.md").read_text()
+    # The cached start score is reused only for the same starting point and decoding limits.
+    tasks = generate_tasks(1, seed=base.task_seed, split="test-seen")
+    (tmp_path / "start.json").write_text(json.dumps({**start, "heldout_success": 0.5}))
+    assert _start_heldout(base, tmp_path, tasks) == 0.5
+    changed = dataclasses.replace(base, max_turns=base.max_turns + 1)
+    assert _start_heldout(changed, tmp_path, tasks) == start["heldout_success"]
     again = run_ablation(base, output_dir=tmp_path, seeds=(0,), window=2)
     assert [r.final_reward for r in again] == [r.final_reward for r in runs]
