@@ -9,6 +9,11 @@ preloaded ToolEnv tools, plus one task query each). It reports generated tokens/
 over batch size 1, and whether each setting's tokens match batch size 1's (greedy rows should
 agree; float rounding in padded matmuls can rarely flip a near-tie).
 
+``--turns N`` (N > 1) measures the prefix cache instead: N-turn episodes (each turn answered by
+a ~150-token tool result) run concurrently at the largest batch size, once with the prefix cache
+off and once on, reporting generated tokens/s, the prompt tokens actually prefilled, and whether
+the greedy tokens agree.
+
 Prints one JSON object, then a table.
 """
 
@@ -107,6 +112,109 @@ async def run(requests: int, max_tokens: int, batch_sizes: list[int], target: in
     }
 
 
+def _observation(turn: int, task: str) -> str:
+    """A tool result of about 150 tokens, different per turn and task."""
+    rows = ", ".join(f'{{"item": {i}, "turn": {turn}, "status": "ok"}}' for i in range(12))
+    return f"<tool_response>{{\"query\": {json.dumps(task[:60])}, \"rows\": [{rows}]}}"
+
+
+async def _episodes(
+    policy: TransformersPolicy, prompts: list[list[Message]], sampling: SamplingParams, turns: int
+) -> list[list[Completion]]:
+    async def episode(prompt: list[Message]) -> list[Completion]:
+        messages, completions = list(prompt), []
+        for turn in range(turns):
+            completion = await policy.complete(messages, sampling=sampling)
+            completions.append(completion)
+            messages += [
+                Message(role="assistant", content=completion.text),
+                Message(role="tool", content=_observation(turn, prompt[-1].content)),
+            ]
+        return completions
+
+    return list(await asyncio.gather(*(episode(prompt) for prompt in prompts)))
+
+
+async def run_multiturn(
+    requests: int, max_tokens: int, batch_size: int, target: int, turns: int
+) -> dict:
+    """Multi-turn episodes with the prefix cache off, then on (same prompts, greedy)."""
+    reference = TransformersPolicy(None)
+    await asyncio.to_thread(reference.load)
+    prompts = await _prompts(reference, requests, target)
+    await reference.aclose()
+    sampling = SamplingParams(max_tokens=max_tokens, temperature=0.0)
+    rows: list[dict[str, Any]] = []
+    baseline: list[list[Completion]] | None = None
+    for cache_mb in (0, 1024):
+        policy = TransformersPolicy(None, max_batch_size=batch_size, prefix_cache_mb=cache_mb)
+        await asyncio.to_thread(policy.load)
+        await policy.complete(prompts[0], sampling=sampling.model_copy(update={"max_tokens": 2}))
+        policy.clear_prefix_cache()
+        started = time.perf_counter()
+        episodes = await _episodes(policy, prompts, sampling, turns)
+        wall = time.perf_counter() - started
+        flat = [completion for episode in episodes for completion in episode]
+        stats = policy.prefix_cache_stats
+        prompt_tokens = sum(completion.prompt_tokens for completion in flat)
+        reused = stats.reused_tokens if stats is not None else 0
+        generated = sum(len(completion.token_ids or []) for completion in flat)
+        baseline = baseline or episodes
+        rows.append(
+            {
+                "prefix_cache_mb": cache_mb,
+                "generated_tokens": generated,
+                "prompt_tokens": prompt_tokens,
+                "prefilled_tokens": prompt_tokens - reused,
+                "wall_s": round(wall, 3),
+                "tokens_per_s": round(generated / wall, 2),
+                "speedup": round(rows[0]["wall_s"] / wall, 2) if rows else 1.0,
+                "greedy_match": sum(
+                    [c.token_ids for c in a] == [c.token_ids for c in b]
+                    for a, b in zip(episodes, baseline, strict=True)
+                )
+                / len(prompts),
+            }
+        )
+        await policy.aclose()
+    import torch
+
+    return {
+        "model": "SmolLM2-135M-Instruct",
+        "device": "cpu",
+        "torch_threads": torch.get_num_threads(),
+        "platform": platform.platform(),
+        "requests": requests,
+        "turns": turns,
+        "max_batch_size": batch_size,
+        "max_tokens": max_tokens,
+        "results": rows,
+    }
+
+
+def multiturn_table(report: dict) -> Table:
+    """The prefix-cache comparison as a rich table."""
+    result = Table(
+        title=f"{report['model']}, {report['requests']} concurrent {report['turns']}-turn greedy "
+        f"episodes, max batch {report['max_batch_size']}, {report['max_tokens']} new tokens/turn"
+    )
+    columns = ("prefix cache MB", "prompt tokens", "prefilled", "tokens", "wall s", "tokens/s")
+    for column in (*columns, "speed-up", "greedy = no cache"):
+        result.add_column(column, justify="right")
+    for row in report["results"]:
+        result.add_row(
+            str(row["prefix_cache_mb"]),
+            str(row["prompt_tokens"]),
+            str(row["prefilled_tokens"]),
+            str(row["generated_tokens"]),
+            f"{row['wall_s']:.2f}",
+            f"{row['tokens_per_s']:.1f}",
+            f"{row['speedup']:.2f}x",
+            f"{row['greedy_match']:.0%}",
+        )
+    return result
+
+
 def table(report: dict) -> Table:
     """The results as a rich table."""
     prompt = report["prompt_tokens"]
@@ -139,15 +247,27 @@ def main() -> None:
         "--batch-sizes", default="1,4,8", help="comma-separated max_batch_size values"
     )
     parser.add_argument("--prompt-tokens", type=int, default=700, help="approximate prompt size")
+    parser.add_argument(
+        "--turns", type=int, default=1, help="> 1: compare the prefix cache off/on over episodes"
+    )
     parser.add_argument("--json", help="also write the JSON report to this file")
     args = parser.parse_args()
     batch_sizes = [int(value) for value in args.batch_sizes.split(",") if value.strip()]
-    report = asyncio.run(run(args.requests, args.max_tokens, batch_sizes, args.prompt_tokens))
+    if args.turns > 1:
+        report = asyncio.run(
+            run_multiturn(
+                args.requests, args.max_tokens, max(batch_sizes), args.prompt_tokens, args.turns
+            )
+        )
+        render = multiturn_table
+    else:
+        report = asyncio.run(run(args.requests, args.max_tokens, batch_sizes, args.prompt_tokens))
+        render = table
     text = json.dumps(report, indent=2)
     print(text)
     if args.json:
         Path(args.json).write_text(text + "\n")
-    Console().print(table(report))
+    Console().print(render(report))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,15 @@ from ..errors import ConfigError, ModelAPIError, UserError
 from ._callbacks import emit_text
 from .base import Completion, Message, Policy, SamplingParams, TextCallback
 from .batching import BatchScheduler, BatchStats
+from .prefix_cache import (
+    NO_MATCH,
+    BatchLayout,
+    PrefixCache,
+    PrefixCacheStats,
+    cache_is_reusable,
+    layout_batch,
+    row_key_values,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -72,6 +81,9 @@ class TransformersPolicy(Policy):
         batch_window_s: how long a request waits for concurrent requests to share its batch.
         max_batch_size: the most requests in one ``model.generate`` call; 1 generates each
             request alone.
+        prefix_cache_mb: memory for the keys and values of recent turns, which later prompts
+            that extend them reuse instead of prefilling again (see :mod:`.prefix_cache`);
+            0 turns the prefix cache off.
 
     Sampling: greedy when ``temperature == 0``, else multinomial sampling with ``temperature`` and
     ``top_p``, reproducible when ``seed`` is set. ``stop`` strings end the turn and are cut from the
@@ -82,6 +94,10 @@ class TransformersPolicy(Policy):
     ``max_new_tokens`` cap) match; seeded sampling always runs alone. Prompts are left-padded with
     an attention mask, so a greedy row gets the tokens it would get alone (up to float rounding
     of the padded matmuls). :attr:`batch_stats` counts the ``generate`` calls.
+
+    Prefix cache: a turn prefills only what its prompt adds to a recent prompt and answer (the
+    tool results and the new turn header), up to float rounding the same tokens as a full
+    prefill. Call :meth:`clear_prefix_cache` after changing the model's weights in place.
     """
 
     name = "transformers"
@@ -97,6 +113,7 @@ class TransformersPolicy(Policy):
         model_name: str | None = None,
         batch_window_s: float = 0.01,
         max_batch_size: int = 16,
+        prefix_cache_mb: float = 1024,
     ) -> None:
         if max_new_tokens is not None and max_new_tokens < 1:
             raise ConfigError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
@@ -119,6 +136,11 @@ class TransformersPolicy(Policy):
         self._load_lock = threading.Lock()
         self._scheduler: BatchScheduler[_Row, _Generated] = BatchScheduler(
             self._generate_batch, window_s=batch_window_s, max_batch_size=max_batch_size
+        )
+        if prefix_cache_mb < 0:
+            raise ConfigError(f"prefix_cache_mb must be >= 0, got {prefix_cache_mb}")
+        self._prefix_cache = (
+            PrefixCache(int(prefix_cache_mb * 2**20)) if prefix_cache_mb > 0 else None
         )
 
     # -- loading -----------------------------------------------------------------------------
@@ -196,10 +218,21 @@ class TransformersPolicy(Policy):
             ) from exc
 
     async def aclose(self) -> None:
-        """Wait for the batches in flight, then drop the model and tokenizer."""
+        """Wait for the batches in flight, then drop the model, tokenizer and prefix cache."""
         await self._scheduler.wait_idle()
+        self.clear_prefix_cache()
         self._model = None
         self._tokenizer = None
+
+    def clear_prefix_cache(self) -> None:
+        """Forget the cached keys and values (needed after the weights change in place)."""
+        if self._prefix_cache is not None:
+            self._prefix_cache.clear()
+
+    @property
+    def prefix_cache_stats(self) -> PrefixCacheStats | None:
+        """How many prompt tokens the prefix cache saved (``None`` when it is off)."""
+        return self._prefix_cache.stats if self._prefix_cache is not None else None
 
     # -- prompts -----------------------------------------------------------------------------
 
@@ -378,12 +411,13 @@ class TransformersPolicy(Policy):
         pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0]
         sampling = rows[0].sampling
         do_sample = sampling.temperature > 0
-        width = max(len(row.prompt_ids) for row in rows)
-        input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-        attention_mask = torch.zeros_like(input_ids)
-        for index, row in enumerate(rows):
-            input_ids[index, width - len(row.prompt_ids) :] = torch.tensor(row.prompt_ids)
-            attention_mask[index, width - len(row.prompt_ids) :] = 1
+        prefixes = self._prefix_cache
+        generation = prefixes.generation if prefixes is not None else 0
+        matches = [
+            prefixes.match(row.prompt_ids) if prefixes is not None else NO_MATCH for row in rows
+        ]
+        layout = layout_batch([row.prompt_ids for row in rows], matches, pad_id, model.device)
+        width = layout.width
         config = GenerationConfig(
             max_new_tokens=max(row.budget for row in rows),
             do_sample=do_sample,
@@ -399,8 +433,9 @@ class TransformersPolicy(Policy):
         try:
             with torch.inference_mode(), self._seeded(sampling.seed if do_sample else None):
                 output = model.generate(
-                    input_ids=input_ids.to(model.device),
-                    attention_mask=attention_mask.to(model.device),
+                    input_ids=layout.input_ids,
+                    attention_mask=layout.attention_mask,
+                    cache=layout.cache,
                     generation_config=config,
                     stopping_criteria=StoppingCriteriaList([watcher]),
                 )
@@ -429,7 +464,31 @@ class TransformersPolicy(Policy):
                     "stop" if ended else "length",
                 )
             )
+        if prefixes is not None:
+            self._remember(prefixes, generation, output.cache, layout, rows, generated)
         return generated
+
+    def _remember(
+        self,
+        prefixes: PrefixCache,
+        generation: int,
+        cache: Any,
+        layout: BatchLayout,
+        rows: list[_Row],
+        generated: list[_Generated],
+    ) -> None:
+        """Cache each row's prompt and answer (the last sampled token was never fed forward)."""
+        if not cache_is_reusable(cache):
+            logger.info("%s has no reusable cache; turning the prefix cache off", self.model_name)
+            self._prefix_cache = None
+            return
+        for index, (row, result) in enumerate(zip(rows, generated, strict=True)):
+            kept = max(len(result.token_ids) - 1, 0)
+            prefixes.add(
+                row.prompt_ids + result.token_ids[:kept],
+                row_key_values(cache, layout, index, kept),
+                generation=generation,
+            )
 
     def _seeded(self, seed: int | None) -> contextlib.AbstractContextManager[Any]:
         import torch

@@ -3,7 +3,8 @@
 Every engine is token-in-token-out: completions carry prompt ids, sampled ids and their log-probs,
 so :func:`~training.algo.tokens.episode_rows` never re-tokenizes text.
 
-- ``transformers``: the ``TransformersPolicy`` sharing the trained weights; nothing to sync.
+- ``transformers``: the ``TransformersPolicy`` sharing the trained weights; a sync only drops
+  its prefix cache (keys and values computed by the previous weights).
 - ``vllm`` (colocate, one node): an in-process ``VLLMPolicy`` on the trainer's GPU with
   ``enable_lora``; after each update the adapter is saved and the engine switches to it.
 - ``vllm_server`` (several nodes): a ``vllm serve --enable-lora`` endpoint reached through the
@@ -62,7 +63,8 @@ class SharedWeights:
         self.policy: Policy = model.policy
 
     async def sync(self, model: RLModel, step: int) -> None:
-        """Nothing to do: the policy shares the trained weights."""
+        """Drop the prefix cache: the weights changed since its keys and values were computed."""
+        model.policy.clear_prefix_cache()
 
     async def aclose(self) -> None:
         """Nothing to release (the trainer owns the model)."""

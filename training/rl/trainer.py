@@ -41,7 +41,7 @@ import torch
 from mcp_servers.toolenv import Task, ToolEnv, generate_tasks, load_tasks
 from paraagent_runtime.agent import Agent, AgentConfig
 from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.policy.base import SamplingParams
+from paraagent_runtime.policy.base import Policy, SamplingParams
 from paraagent_runtime.toolspace import Toolspace
 from paraagent_runtime.trajectory import Episode
 from training.algo import (
@@ -76,6 +76,18 @@ _EVAL_CONCURRENCY = 16
 CHECKPOINT = "checkpoint"
 METRICS = "metrics.jsonl"
 CURVES = "curves.png"
+
+
+def _prefix_counts(policy: Policy) -> tuple[int, int]:
+    """(reused, looked-up) prompt tokens of a local policy's prefix cache; zeros for others."""
+    stats = getattr(policy, "prefix_cache_stats", None)
+    return (stats.reused_tokens, stats.prompt_tokens) if stats is not None else (0, 0)
+
+
+def _reuse(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The share of prompt tokens served from the prefix cache between two counts."""
+    looked_up = after[1] - before[1]
+    return (after[0] - before[0]) / looked_up if looked_up else 0.0
 
 
 def _mean_std(values: Sequence[float]) -> tuple[float, float]:
@@ -190,8 +202,10 @@ class RLTrainer:
         tasks = self._tasks_for(self.step)
         self.model.eval()
         self._loop.run_until_complete(self.engine.sync(self.rl_model, self.step))
+        cache_before = _prefix_counts(self.engine.policy)
         episodes = self._loop.run_until_complete(self._rollouts(tasks, self.step))
         rollout_s = time.perf_counter() - started
+        cache_after = _prefix_counts(self.engine.policy)
         groups = [index for index in range(len(tasks)) for _ in range(config.group_size)]
         group_tasks = [tasks[group] for group in groups]
         rewards = [
@@ -232,6 +246,7 @@ class RLTrainer:
             step=self.step,
             rollout_tokens=generated,
             rollout_tokens_per_s=generated / rollout_s if rollout_s > 0 else 0.0,
+            rollout_prefix_reuse=_reuse(cache_before, cache_after),
             step_time_s=time.perf_counter() - started,
         )
         return metrics

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -25,3 +26,25 @@ def smollm2_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if (cached / "config.json").is_file():
         return cached
     return ensure_smollm2(tmp_path_factory.mktemp("smollm2") / "smollm2-135m-instruct")
+
+
+@pytest.fixture(scope="session")
+def varied_model_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model with wide random weights: its greedy turns vary from token to token.
+
+    At the default init scale a random model repeats one token greedily, which would make
+    batched-vs-solo equality trivially true.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    path = tmp_path_factory.mktemp("varied-model")
+    shutil.copytree(tiny_model_dir, path, dirs_exist_ok=True)
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for weight in model.parameters():
+            if weight.dim() >= 2:
+                weight.copy_(torch.randn(weight.shape, generator=generator) * 0.5)
+    model.save_pretrained(path)
+    return path

@@ -23,30 +23,6 @@ PROMPTS = [
 GREEDY = SamplingParams(max_tokens=12)
 
 
-@pytest.fixture(scope="module")
-def varied_model_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny model with wide random weights: its greedy turns vary from token to token.
-
-    At the default init scale a random model repeats one token greedily, which would make
-    batched-vs-solo equality trivially true.
-    """
-    import shutil
-
-    import torch
-    from transformers import AutoModelForCausalLM
-
-    path = tmp_path_factory.mktemp("varied-model")
-    shutil.copytree(tiny_model_dir, path, dirs_exist_ok=True)
-    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
-    generator = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for weight in model.parameters():
-            if weight.dim() >= 2:
-                weight.copy_(torch.randn(weight.shape, generator=generator) * 0.5)
-    model.save_pretrained(path)
-    return path
-
-
 @pytest.fixture
 def policy(varied_model_dir: Path) -> TransformersPolicy:
     # A long window makes every request of a gather land in the same batch.

@@ -29,6 +29,10 @@ def test_two_rl_steps_end_to_end_change_params_and_resume(cold_start: Path, tmp_
     assert any(not torch.equal(before[name], after[name]) for name in before)
     for key in ("reward/trajectory_mean", "zero_variance_groups", "kl", "success", "loss"):
         assert key in history[-1]
+    assert all(0.0 <= m["rollout_prefix_reuse"] <= 1.0 for m in history)
+    # Each step's sync dropped the keys and values the previous weights computed.
+    prefix_cache = trainer.engine.policy._prefix_cache
+    assert prefix_cache is not None and prefix_cache.generation == 2
     assert (tmp_path / CURVES).stat().st_size > 0
     assert (tmp_path / CHECKPOINT / "state.json").is_file()
 
