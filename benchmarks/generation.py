@@ -115,7 +115,7 @@ async def run(requests: int, max_tokens: int, batch_sizes: list[int], target: in
 def _observation(turn: int, task: str) -> str:
     """A tool result of about 150 tokens, different per turn and task."""
     rows = ", ".join(f'{{"item": {i}, "turn": {turn}, "status": "ok"}}' for i in range(12))
-    return f"<tool_response>{{\"query\": {json.dumps(task[:60])}, \"rows\": [{rows}]}}"
+    return f'<tool_response>{{"query": {json.dumps(task[:60])}, "rows": [{rows}]}}'
 
 
 async def _episodes(

@@ -256,6 +256,7 @@ async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> 
         "torch_threads": __import__("torch").get_num_threads(),
         "load_avg_start": os.getloadavg(),
         "embeddings_per_s": rate,
+        "encoder_backend": encoder.backend,
         "sizes": {},
     }
     config = RetrievalConfig(index_dir=cache)
@@ -325,12 +326,12 @@ async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> 
         )
         for mode in ("bm25", "dense", "hybrid"):
             latency[f"{kind}/{mode}"] = await _latency(variant, queries, mode)
-    embedding_s = []
-    for query in queries:
-        started = time.perf_counter()
-        encoder.encode([query])
-        embedding_s.append(time.perf_counter() - started)
-    latency["query_embedding_only"] = _percentiles(embedding_s)
+    latency["query_embedding_only"] = _embedding_latency(encoder, queries)
+    if encoder.backend != "torch":
+        # The same queries through PyTorch, side by side: the backend's speed-up as a ratio.
+        latency["query_embedding_only_torch"] = _embedding_latency(
+            SentenceEncoder(backend="torch"), queries
+        )
     results["latency_at"] = largest
     results["latency"] = latency
 
@@ -354,6 +355,16 @@ async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> 
     return results
 
 
+def _embedding_latency(encoder: SentenceEncoder, queries: list[str]) -> dict[str, float]:
+    encoder.encode(queries[:5])
+    seconds = []
+    for query in queries:
+        started = time.perf_counter()
+        encoder.encode([query])
+        seconds.append(time.perf_counter() - started)
+    return _percentiles(seconds)
+
+
 def _load(values: Any) -> str:
     return "/".join(f"{value:.1f}" for value in values)
 
@@ -364,7 +375,10 @@ def _table(results: dict[str, Any]) -> Table:
     )
     table.add_column("measure")
     table.add_column("value", justify="right")
-    table.add_row("embeddings/s (fresh sample)", f"{results['embeddings_per_s']:.0f}")
+    table.add_row(
+        f"embeddings/s (fresh sample, {results['encoder_backend']})",
+        f"{results['embeddings_per_s']:.0f}",
+    )
     for size, row in results["sizes"].items():
         cached = row["index_build_s_cached"]
         table.add_row(f"{size} tools: index kind", row["index_kind"])

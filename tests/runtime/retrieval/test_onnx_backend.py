@@ -1,0 +1,87 @@
+"""The ONNX Runtime backend of the sentence encoder: same vectors as PyTorch, cached export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.retrieval import HybridToolSearch, RetrievalConfig, SentenceEncoder
+from paraagent_runtime.retrieval.onnx_backend import onnx_available
+
+pytestmark = pytest.mark.skipif(not onnx_available(), reason="onnx/onnxruntime not installed")
+
+TEXTS = [
+    "weather",
+    "Convert 20 degrees Celsius to Fahrenheit and tell me the forecast for Paris tomorrow",
+    "Wie wird das Wetter morgen in Berlin?",
+    "東京の天気を教えてください",
+    "search flights " * 120,  # truncated to the model's maximum length
+]
+
+
+@pytest.fixture(scope="module")
+def onnx_encoder(tmp_path_factory: pytest.TempPathFactory) -> SentenceEncoder:
+    import os
+
+    cache = tmp_path_factory.mktemp("paraagent-cache")
+    previous = os.environ.get("PARAAGENT_CACHE")
+    os.environ["PARAAGENT_CACHE"] = str(cache)
+    try:
+        return SentenceEncoder(backend="onnx")
+    finally:
+        if previous is None:
+            os.environ.pop("PARAAGENT_CACHE")
+        else:
+            os.environ["PARAAGENT_CACHE"] = previous
+
+
+def test_onnx_vectors_match_torch_alone_and_padded_in_a_batch(
+    onnx_encoder: SentenceEncoder,
+) -> None:
+    torch_encoder = SentenceEncoder(backend="torch")
+    assert (onnx_encoder.backend, torch_encoder.backend) == ("onnx", "torch")
+    reference = torch_encoder.encode(TEXTS)
+    batched = onnx_encoder.encode(TEXTS)
+    alone = np.concatenate([onnx_encoder.encode([text]) for text in TEXTS])
+    for vectors in (batched, alone):
+        assert vectors.shape == reference.shape and vectors.dtype == np.float32
+        np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+        assert np.min(np.sum(vectors * reference, axis=1)) > 1 - 1e-5
+
+
+def test_the_export_is_cached_and_a_corrupt_one_is_exported_again(
+    onnx_encoder: SentenceEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    export = onnx_encoder._onnx.path  # type: ignore[union-attr]
+    monkeypatch.setenv("PARAAGENT_CACHE", str(export.parent.parent))
+    stamp = export.stat().st_mtime_ns
+    again = SentenceEncoder(backend="onnx")
+    assert again._onnx.path == export and export.stat().st_mtime_ns == stamp  # type: ignore[union-attr]
+    export.write_bytes(b"not an onnx graph")
+    repaired = SentenceEncoder(backend="onnx")
+    assert export.stat().st_size > 1_000_000
+    np.testing.assert_allclose(
+        repaired.encode(TEXTS[:2]), onnx_encoder.encode(TEXTS[:2]), atol=1e-6
+    )
+
+
+def test_an_index_built_with_torch_serves_onnx_queries(
+    onnx_encoder: SentenceEncoder, catalog, index_dir: Path
+) -> None:
+    import asyncio
+
+    search = HybridToolSearch(RetrievalConfig(index_dir=index_dir), encoder=onnx_encoder)
+    asyncio.run(search.update(catalog))
+    assert search.last_update is not None and search.last_update.embedded == 0
+    hits = asyncio.run(search.search("current weather forecast for a city", mode="dense"))
+    assert hits and "weather" in hits[0][0]
+
+
+def test_unknown_backends_are_config_errors() -> None:
+    with pytest.raises(ConfigError, match="backend"):
+        SentenceEncoder(backend="tensorrt")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="encoder_backend"):
+        RetrievalConfig(encoder_backend="tensorrt")
