@@ -404,7 +404,13 @@ class TransformersPolicy(Policy):
     def _generate_batch(self, rows: list[_Row]) -> list[_Generated]:
         """Generate every row with one left-padded ``model.generate`` call (worker thread)."""
         import torch
-        from transformers import GenerationConfig, StoppingCriteriaList
+        from transformers import (
+            GenerationConfig,
+            LogitsProcessorList,
+            StoppingCriteriaList,
+            TemperatureLogitsWarper,
+            TopPLogitsWarper,
+        )
 
         model, tokenizer = self.model, self.tokenizer
         eos_ids = _eos_ids(model, tokenizer)
@@ -418,18 +424,25 @@ class TransformersPolicy(Policy):
         ]
         layout = layout_batch([row.prompt_ids for row in rows], matches, pad_id, model.device)
         width = layout.width
+        # Temperature and top-p run as our own processors after the raw log-probs are read
+        # (generate appends custom processors after its own, which 1.0 / 1.0 leave out).
         config = GenerationConfig(
             max_new_tokens=max(row.budget for row in rows),
             do_sample=do_sample,
-            temperature=sampling.temperature if do_sample else None,
-            top_p=sampling.top_p if do_sample else None,
+            temperature=1.0 if do_sample else None,
+            top_p=1.0 if do_sample else None,
             top_k=None,
             eos_token_id=eos_ids,
             pad_token_id=pad_id,
             return_dict_in_generate=True,
-            output_logits=True,
         )
-        watcher = _BatchWatcher(tokenizer, width, eos_ids, rows)
+        raw = _RawLogprobs()
+        processors = LogitsProcessorList([raw])
+        if do_sample and sampling.temperature != 1.0:
+            processors.append(TemperatureLogitsWarper(sampling.temperature))
+        if do_sample and sampling.top_p < 1.0:
+            processors.append(TopPLogitsWarper(sampling.top_p))
+        watcher = _BatchWatcher(tokenizer, width, eos_ids, rows, raw)
         try:
             with torch.inference_mode(), self._seeded(sampling.seed if do_sample else None):
                 output = model.generate(
@@ -437,6 +450,7 @@ class TransformersPolicy(Policy):
                     attention_mask=layout.attention_mask,
                     cache=layout.cache,
                     generation_config=config,
+                    logits_processor=processors,
                     stopping_criteria=StoppingCriteriaList([watcher]),
                 )
         except (RuntimeError, ValueError, IndexError) as exc:
@@ -444,13 +458,7 @@ class TransformersPolicy(Policy):
                 f"local generation with {self.model_name} failed: {_first_line(exc)}"
             ) from exc
         sampled = output.sequences[:, width:]
-        chosen_logprobs = torch.stack(
-            [
-                torch.log_softmax(step.float(), dim=-1).gather(1, sampled[:, [t]]).squeeze(1)
-                for t, step in enumerate(output.logits)
-            ],
-            dim=1,
-        )
+        chosen_logprobs = torch.stack(watcher.logprobs, dim=1)
         generated = []
         for index, length in enumerate(watcher.lengths(sampled.shape[1])):
             token_ids = sampled[index, :length].tolist()
@@ -583,10 +591,27 @@ class _RowWatch:
         return done
 
 
+class _RawLogprobs:
+    """A logits processor that keeps the current step's log-softmax of the raw logits.
+
+    Only one step is kept: the stopping criterion reads the sampled tokens' entries right after
+    each step (``output_logits`` would keep every step's full vocabulary row until the end).
+    """
+
+    def __init__(self) -> None:
+        self.last: torch.Tensor | None = None
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        import torch
+
+        self.last = torch.log_softmax(scores.float(), dim=-1)
+        return scores
+
+
 class _BatchWatcher:
     """Stopping criterion over a batch: ends each row on its own and records where it ended.
 
-    Rows that ended keep being padded by ``generate`` until the whole batch ends; the recorded
+    After each step it also takes the sampled tokens' raw log-probs from ``raw``. Rows that ended keep being padded by ``generate`` until the whole batch ends; the recorded
     lengths cut those pads off.
     """
 
@@ -596,10 +621,13 @@ class _BatchWatcher:
         prompt_width: int,
         eos_ids: list[int],
         rows: Sequence[_Row],
+        raw: _RawLogprobs,
     ) -> None:
         self._prompt_width = prompt_width
         self._rows = [_RowWatch(tokenizer, eos_ids, row) for row in rows]
         self._ended: list[int | None] = [None] * len(rows)
+        self._raw = raw
+        self.logprobs: list[torch.Tensor] = []
 
     def lengths(self, generated: int) -> list[int]:
         """Each row's number of sampled tokens, given the batch generated ``generated`` steps."""
@@ -610,6 +638,8 @@ class _BatchWatcher:
     ) -> torch.Tensor:
         import torch
 
+        assert self._raw.last is not None
+        self.logprobs.append(self._raw.last.gather(1, input_ids[:, -1:]).squeeze(1).cpu())
         steps = input_ids.shape[1] - self._prompt_width
         for index, watch in enumerate(self._rows):
             if self._ended[index] is None and watch.done(

@@ -62,12 +62,14 @@ async def test_greedy_is_deterministic_and_seeded_sampling_reproducible(
     assert a.token_ids != other.token_ids
 
 
-async def test_logprobs_match_a_forward_pass(policy: TransformersPolicy) -> None:
+@pytest.mark.parametrize(("temperature", "top_p"), [(1.0, 1.0), (0.7, 0.9), (0.0, 1.0)])
+async def test_logprobs_are_those_of_the_raw_distribution(
+    policy: TransformersPolicy, temperature: float, top_p: float
+) -> None:
     import torch
 
-    completion = await policy.complete(
-        CONVERSATION, sampling=SamplingParams(max_tokens=4, temperature=1.0, seed=2)
-    )
+    sampling = SamplingParams(max_tokens=4, temperature=temperature, top_p=top_p, seed=2)
+    completion = await policy.complete(CONVERSATION, sampling=sampling)
     ids = torch.tensor([completion.prompt_token_ids + completion.token_ids])
     with torch.no_grad():
         logits = policy.model(ids).logits[0, len(completion.prompt_token_ids) - 1 : -1]
