@@ -120,6 +120,21 @@ def test_think_mentions_only_seen_tool_names(demo_build: DemoBuild) -> None:
             seen += message.content
 
 
+def test_think_states_each_binding_once(demo_build: DemoBuild) -> None:
+    bindings = 0
+    for demo in demo_build.demos:
+        for message in demo.messages:
+            if message.role == "assistant":
+                notes = [
+                    note
+                    for note in (parse_turn(message.content).think or "").split(". ")
+                    if note.startswith("From ")
+                ]
+                bindings += len(notes)
+                assert len(notes) == len(set(notes)), (demo.id, notes)
+    assert bindings > 0
+
+
 def test_card_counts_match(demo_build: DemoBuild) -> None:
     card = json.loads((demo_build.card_path.parent / "card.json").read_text())
     assert card["kept"]["count"] == len(demo_build.demos)

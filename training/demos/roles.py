@@ -306,7 +306,9 @@ class ScriptedExecutor:
                 if len(calls) > 1
                 else f"Ready: {listing}."
             )
-        return RoleAction(role="executor", think=" ".join(notes), calls=calls, phase="execute")
+        # Several calls of a batch often bind the same value; say it once.
+        think = " ".join(dict.fromkeys(notes))
+        return RoleAction(role="executor", think=think, calls=calls, phase="execute")
 
     @staticmethod
     def _arguments(state: DemoState, call: GoldCall, notes: list[str]) -> dict[str, Any]:
