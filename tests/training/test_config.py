@@ -15,14 +15,30 @@ CONFIGS = Path(__file__).resolve().parents[2] / "training" / "configs"
 
 
 @pytest.mark.parametrize(
-    "name", ["demos_cpu.yaml", "demos_ci.yaml", "demos_cpu_react.yaml", "demos_cpu_decoupled.yaml"]
+    "name",
+    [
+        "demos_cpu.yaml",
+        "demos_ci.yaml",
+        "demos_cpu_react.yaml",
+        "demos_cpu_decoupled.yaml",
+        "demos_cpu_all.yaml",
+    ],
 )
 def test_shipped_demo_configs_load(name: str) -> None:
     config = load_config(DemoConfig, CONFIGS / name)
     assert config.n_tasks > 0 and isinstance(config.output_dir, Path)
 
 
-@pytest.mark.parametrize("name", ["sft_cpu.yaml", "sft_cpu_quick.yaml", "sft_gpu_qwen3_4b.yaml"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sft_cpu.yaml",
+        "sft_cpu_quick.yaml",
+        "sft_gpu_qwen3_4b.yaml",
+        "sft_cpu_continue.yaml",
+        "sft_cpu_v2.yaml",
+    ],
+)
 def test_shipped_sft_configs_load(name: str) -> None:
     config = load_config(SFTRunConfig, CONFIGS / name)
     assert config.max_length >= 1024 and config.lora
