@@ -1,7 +1,9 @@
-"""Evaluate policies on ToolEnv tasks with the runtime's agent loop (same loop as serving and RL).
+"""Evaluate a trained policy on ToolEnv tasks: one summary row per (model, split) for training runs.
 
-A small, dependency-free harness for training runs: base model vs. adapter on held-out tasks,
-reporting success (ToolEnv checker), turns, calls and calls per execute turn.
+The episodes run through ToolEnv's evaluator (:func:`~mcp_servers.toolenv.evaluation.
+evaluate_toolenv`, the one behind ``paraagent eval toolenv``), greedily, with the runtime's agent
+loop; this module reduces its per-episode metrics to the columns training reports compare:
+success (ToolEnv checker), answered, turns, calls, calls per execute turn, format-error turns.
 """
 
 from __future__ import annotations
@@ -12,36 +14,20 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mcp_servers.toolenv import Task, ToolEnv, check_answer
-from paraagent_runtime.agent import Agent, AgentConfig
-from paraagent_runtime.concurrency import map_in_order
+from mcp_servers.toolenv import Task
+from mcp_servers.toolenv.evaluation import EpisodeMetrics, EvalConfig, evaluate_toolenv
+from mcp_servers.toolenv.tasks import SPLITS
 from paraagent_runtime.policy.base import Policy, SamplingParams
-from paraagent_runtime.toolspace import Toolspace
-from paraagent_runtime.trajectory import Episode, TrajectoryWriter
+from paraagent_runtime.trajectory import TrajectoryWriter
 
 __all__ = [
     "SUMMARY_COLUMNS",
-    "EvalRow",
     "EvalSummary",
     "evaluate_policy",
     "summaries_markdown",
     "summarize_rows",
     "summary_cells",
 ]
-
-
-class EvalRow(BaseModel):
-    """One task's outcome."""
-
-    task_id: str
-    group: str
-    success: bool
-    status: str
-    turns: int
-    calls: int
-    execute_turns: int
-    execute_calls: int
-    format_errors: int
 
 
 class EvalSummary(BaseModel):
@@ -57,25 +43,8 @@ class EvalSummary(BaseModel):
     answered: int
 
 
-def _row(task: Task, episode: Episode) -> EvalRow:
-    execute = [turn for turn in episode.turns if turn.calls and turn.phase == "execute"]
-    return EvalRow(
-        task_id=task.id,
-        group=task.group,
-        success=check_answer(task, episode.answer or "").success
-        if episode.status == "answered"
-        else False,
-        status=episode.status,
-        turns=len(episode.turns),
-        calls=episode.n_calls,
-        execute_turns=len(execute),
-        execute_calls=sum(len(turn.calls) for turn in execute),
-        format_errors=sum(1 for turn in episode.turns if turn.format_errors),
-    )
-
-
-def summarize_rows(model: str, rows: Sequence[EvalRow]) -> EvalSummary:
-    """Aggregate rows into a summary."""
+def summarize_rows(model: str, rows: Sequence[EpisodeMetrics]) -> EvalSummary:
+    """Aggregate per-episode metrics into a summary."""
     executes = sum(row.execute_turns for row in rows)
     execute_calls = sum(row.execute_calls for row in rows)
 
@@ -87,9 +56,9 @@ def summarize_rows(model: str, rows: Sequence[EvalRow]) -> EvalSummary:
         tasks=len(rows),
         success_rate=mean([float(row.success) for row in rows]),
         mean_turns=mean([row.turns for row in rows]),
-        mean_calls=mean([row.calls for row in rows]),
+        mean_calls=mean([row.tool_calls for row in rows]),
         calls_per_execute_turn=round(execute_calls / executes, 3) if executes else 0.0,
-        format_error_turns=sum(row.format_errors for row in rows),
+        format_error_turns=sum(row.format_error_turns for row in rows),
         answered=sum(1 for row in rows if row.status == "answered"),
     )
 
@@ -103,46 +72,36 @@ async def evaluate_policy(
     max_turns: int = 8,
     max_tokens: int = 256,
     trajectory: TrajectoryWriter | None = None,
-    on_row: Callable[[EvalRow], Any] | None = None,
+    on_row: Callable[[EpisodeMetrics], Any] | None = None,
     concurrency: int = 1,
-) -> tuple[EvalSummary, list[EvalRow]]:
+) -> tuple[EvalSummary, list[EpisodeMetrics]]:
     """Run ``policy`` on every task (greedy decoding) in the task's ToolEnv world.
 
-    ``concurrency`` episodes run at once (a local model batches their turns); rows and
-    ``on_row`` stay in task order, while each episode is written to ``trajectory`` as it
-    finishes (whole lines, from the one event loop).
+    ``concurrency`` episodes run at once (a local model batches their turns); rows, ``on_row``
+    and the episodes written to ``trajectory`` stay in task order.
 
     Returns:
         The summary and one row per task.
 
     Raises:
-        ConfigError: ``concurrency`` is below 1.
+        ConfigError: ``concurrency`` is below 1, or an unknown mode.
     """
-    config = AgentConfig(
-        mode=mode,  # type: ignore[arg-type]
+    if not tasks:
+        return summarize_rows(model, []), []
+    config = EvalConfig(
+        policy=model,
+        modes=[mode],  # type: ignore[list-item]
+        # Only a label here (the tasks are given); custom split labels report as train.
+        split=tasks[0].split if tasks[0].split in SPLITS else "train",
+        n=len(tasks),
         max_turns=max_turns,
         sampling=SamplingParams(max_tokens=max_tokens, temperature=0.0),
+        concurrency=concurrency,
     )
-    env = ToolEnv.builtin()
-
-    async def run_task(task: Task) -> tuple[Task, Episode]:
-        toolspace = Toolspace(env.for_task(task).sources)
-        await toolspace.refresh()
-        try:
-            episode = await Agent(policy, toolspace, config, trajectory=trajectory).run(
-                task.query, task_id=task.id, metadata={"model": model}
-            )
-        finally:
-            await toolspace.aclose()
-        return task, episode
-
-    rows = []
-    async for task, episode in map_in_order(run_task, tasks, concurrency=concurrency):
-        row = _row(task, episode)
-        rows.append(row)
-        if on_row is not None:
-            on_row(row)
-    return summarize_rows(model, rows), rows
+    report = await evaluate_toolenv(
+        config, lambda task, mode: policy, tasks=tasks, on_episode=on_row, trajectory=trajectory
+    )
+    return summarize_rows(model, report.episodes), report.episodes
 
 
 SUMMARY_COLUMNS = (

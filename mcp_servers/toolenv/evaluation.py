@@ -179,6 +179,7 @@ class EpisodeMetrics(BaseModel):
     sim_tools_s: float
     sim_wall_s: float
     recall: float
+    format_error_turns: int = 0
 
     @property
     def calls_per_execute_turn(self) -> float:
@@ -292,6 +293,7 @@ def episode_metrics(
         sim_tools_s=round(tools_s, 4),
         sim_wall_s=round(llm_s + tools_s, 4),
         recall=recall,
+        format_error_turns=sum(1 for turn in episode.turns if turn.format_errors),
     )
 
 
@@ -322,6 +324,7 @@ async def evaluate_toolenv(
     base_env: ToolEnv | None = None,
     on_episode: Callable[[EpisodeMetrics], Awaitable[None] | None] | None = None,
     env_factory: EnvFactory | None = None,
+    trajectory: TrajectoryWriter | None = None,
 ) -> EvalReport:
     """Run every mode of ``config`` on the same tasks and return the report.
 
@@ -334,6 +337,7 @@ async def evaluate_toolenv(
         on_episode: called with each episode's metrics as it finishes (progress display).
         env_factory: the environment of each task (default: ``base_env.for_task(task)``);
             catalog tasks use :func:`~mcp_servers.toolenv.catalog_tasks.catalog_task_env`.
+        trajectory: also write every episode (all modes, task order) to this open writer.
     """
     chosen = (
         list(tasks)
@@ -352,23 +356,26 @@ async def evaluate_toolenv(
         ) -> tuple[Episode, EpisodeMetrics]:
             env = make_env(task)
             toolspace = Toolspace(env.sources)
-            await toolspace.refresh()
-            preloaded = len(toolspace.tools) <= toolspace.preload_threshold
-            agent = Agent(policy_factory(task, mode), toolspace, agent_config)
-            episode = await agent.run(
-                task.query,
-                task_id=task.id,
-                metadata={"split": task.split, "family": task.family},
-            )
-            metrics = episode_metrics(
-                task,
-                episode,
-                env=env,
-                toolspace=toolspace,
-                latency=config.latency,
-                llm_turn_s=config.llm_turn_s,
-                preloaded=preloaded,
-            )
+            try:
+                await toolspace.refresh()
+                preloaded = len(toolspace.tools) <= toolspace.preload_threshold
+                agent = Agent(policy_factory(task, mode), toolspace, agent_config)
+                episode = await agent.run(
+                    task.query,
+                    task_id=task.id,
+                    metadata={"policy": config.policy, "split": task.split, "family": task.family},
+                )
+                metrics = episode_metrics(
+                    task,
+                    episode,
+                    env=env,
+                    toolspace=toolspace,
+                    latency=config.latency,
+                    llm_turn_s=config.llm_turn_s,
+                    preloaded=preloaded,
+                )
+            finally:
+                await toolspace.aclose()
             episode.metadata.update(success=metrics.success, metrics=metrics.model_dump())
             return episode, metrics
 
@@ -376,8 +383,9 @@ async def evaluate_toolenv(
             async for episode, metrics in map_in_order(
                 run_task, chosen, concurrency=config.concurrency
             ):
-                if writer is not None:
-                    writer.write(episode)
+                for sink in (writer, trajectory):
+                    if sink is not None:
+                        sink.write(episode)
                 rows.append(metrics)
                 if on_episode is not None:
                     outcome = on_episode(metrics)

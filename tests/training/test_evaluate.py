@@ -24,7 +24,7 @@ async def test_replaying_a_demo_through_the_agent_reproduces_it(
     assert episode.messages == demo.messages
     assert summary.success_rate == 1.0 and summary.answered == 1
     assert rows[0].turns == len(turns)
-    assert rows[0].calls == demo.calls
+    assert rows[0].tool_calls == demo.calls
 
 
 async def test_a_wrong_answer_scores_zero() -> None:
