@@ -31,6 +31,7 @@ from .events import (
     AgentEvent,
     AnswerEvent,
     CallFinished,
+    CallProgress,
     CallStarted,
     EpisodeFinished,
     ErrorEvent,
@@ -296,10 +297,24 @@ class Agent:
         async def on_finish(result: ToolResult) -> None:
             await emit(CallFinished(turn=index, result=result))
 
+        async def on_progress(
+            call: ToolCall, progress: float, total: float | None, message: str | None
+        ) -> None:
+            await emit(
+                CallProgress(
+                    turn=index,
+                    call_id=call.id,
+                    name=call.name,
+                    progress=progress,
+                    total=total,
+                    message=message,
+                )
+            )
+
         for result in refused.values():
             await on_finish(result)
         results = await self.dispatcher.run_turn(
-            runnable, session, on_start=on_start, on_finish=on_finish
+            runnable, session, on_start=on_start, on_finish=on_finish, on_progress=on_progress
         )
         by_id = {result.call_id: result for result in results} | refused
         return [by_id[call.id] for call in turn.calls]

@@ -15,7 +15,9 @@ Per turn, :meth:`Dispatcher.run_turn`:
 
 Results come back in call order. ``on_start`` is called for every call, in call order, before
 anything runs; ``on_finish`` once per call as results arrive, always from the task that called
-``run_turn`` (callbacks never run concurrently with each other). Cancelling ``run_turn`` cancels
+``run_turn``. ``on_progress`` receives the progress a running call's source reports (see
+:mod:`.progress`, e.g. an MCP server's progress notifications), tagged with the call; it runs in
+that call's task, always before the call's ``on_finish``. Cancelling ``run_turn`` cancels
 every in-flight call. Plain tasks are used rather than a ``TaskGroup`` so that an exception from a
 callback propagates as itself, not wrapped in an ``ExceptionGroup``; ``benchmarks/dispatch.py``
 compares the fan-out options (asyncio-pool brought nothing over plain tasks).
@@ -35,13 +37,16 @@ from typing import Any, cast
 
 from .errors import ConfigError, MCPConnectionError, UnknownToolError
 from .meta import meta_tool_spec, run_meta_tool
+from .progress import reporting_to
 from .tools import ToolCall, ToolErrorKind, ToolResult, ToolSpec
 from .toolspace import ToolSession, Toolspace
 
-__all__ = ["DispatchConfig", "Dispatcher", "is_transient_error"]
+__all__ = ["DispatchConfig", "Dispatcher", "ProgressCallback", "is_transient_error"]
 
 CallCallback = Callable[[ToolCall], Awaitable[None] | None]
 ResultCallback = Callable[[ToolResult], Awaitable[None] | None]
+ProgressCallback = Callable[[ToolCall, float, float | None, str | None], Awaitable[None] | None]
+"""Receives ``(call, progress, total, message)`` while ``call`` runs."""
 
 _TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
 _TRANSIENT_STATUS_TEXT = re.compile(r"\b(?:429|500|502|503|504)\b")
@@ -163,6 +168,7 @@ class Dispatcher:
         *,
         on_start: CallCallback | None = None,
         on_finish: ResultCallback | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> list[ToolResult]:
         """Run ``calls`` concurrently and return one result per call, in call order.
 
@@ -192,7 +198,7 @@ class Dispatcher:
 
         specs = dict(runnable)
         tasks = [
-            asyncio.create_task(self._execute(index, calls[index], spec, session))
+            asyncio.create_task(self._execute(index, calls[index], spec, session, on_progress))
             for index, spec in runnable
         ]
         try:
@@ -276,9 +282,20 @@ class Dispatcher:
         return await self.toolspace.call(call.name, call.arguments)
 
     async def _execute(
-        self, index: int, call: ToolCall, spec: ToolSpec, session: ToolSession
+        self,
+        index: int,
+        call: ToolCall,
+        spec: ToolSpec,
+        session: ToolSession,
+        on_progress: ProgressCallback | None = None,
     ) -> tuple[int, ToolResult]:
         config = self.config
+        reporter = None
+        if on_progress is not None:
+
+            def reporter(progress: float, total: float | None, message: str | None) -> Any:
+                return on_progress(call, progress, total, message)
+
         started = time.perf_counter()
         retryable = spec.annotations.read_only or spec.annotations.idempotent
         retries = config.read_only_retries if retryable else 0
@@ -291,7 +308,8 @@ class Dispatcher:
                     # Created only now: time spent queueing for a slot is not the call's fault.
                     deadline = asyncio.timeout(config.call_timeout_s)
                     async with deadline:
-                        content = await self._invoke(call, spec, session)
+                        with reporting_to(reporter):
+                            content = await self._invoke(call, spec, session)
             except TimeoutError as exc:
                 kind, transient = ToolErrorKind.TIMEOUT, True
                 message = (

@@ -14,6 +14,7 @@ __all__ = [
     "AgentEvent",
     "AnswerEvent",
     "CallFinished",
+    "CallProgress",
     "CallStarted",
     "EpisodeFinished",
     "ErrorEvent",
@@ -21,6 +22,7 @@ __all__ = [
     "TextDelta",
     "TurnFinished",
     "TurnStarted",
+    "progress_label",
 ]
 
 
@@ -56,6 +58,37 @@ class CallStarted(BaseModel):
     type: Literal["call_started"] = "call_started"
     turn: int
     call: ToolCall
+
+
+class CallProgress(BaseModel):
+    """A running call's source reported progress (e.g. an MCP progress notification)."""
+
+    type: Literal["call_progress"] = "call_progress"
+    turn: int
+    call_id: str
+    name: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+    @property
+    def fraction(self) -> float | None:
+        """``progress / total`` within [0, 1] when the total is known and positive."""
+        if not self.total or self.total <= 0:
+            return None
+        return min(max(self.progress / self.total, 0.0), 1.0)
+
+
+def progress_label(event: CallProgress) -> str:
+    """``42% half way``, ``3/10``, or the raw progress value, plus the message when there is one."""
+    fraction = event.fraction
+    if fraction is not None:
+        label = f"{fraction:.0%}"
+    elif event.total is not None:
+        label = f"{event.progress:g}/{event.total:g}"
+    else:
+        label = f"{event.progress:g}"
+    return f"{label} {event.message}" if event.message else label
 
 
 class CallFinished(BaseModel):
@@ -106,6 +139,7 @@ AgentEvent = Annotated[
     | TextDelta
     | PhaseEvent
     | CallStarted
+    | CallProgress
     | CallFinished
     | TurnFinished
     | AnswerEvent

@@ -26,7 +26,14 @@ from mcp_types import ToolAnnotations as MCPToolAnnotations
 
 from ..agent import Agent, AgentConfig
 from ..errors import ConfigError, ParaAgentError
-from ..events import AgentEvent, CallFinished, CallStarted, PhaseEvent
+from ..events import (
+    AgentEvent,
+    CallFinished,
+    CallProgress,
+    CallStarted,
+    PhaseEvent,
+    progress_label,
+)
 from ..policy.base import Policy
 from ..toolspace import Toolspace
 from ..trajectory import Episode
@@ -84,6 +91,8 @@ def _progress_message(event: AgentEvent) -> str | None:
     if isinstance(event, CallFinished):
         outcome = "ok" if event.result.ok else f"error ({event.result.error_kind.value})"  # type: ignore[union-attr]
         return f"turn {event.turn + 1}: {event.result.name} {outcome}"
+    if isinstance(event, CallProgress):
+        return f"turn {event.turn + 1}: {event.name} {progress_label(event)}"
     return None
 
 

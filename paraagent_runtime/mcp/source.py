@@ -34,6 +34,7 @@ from pydantic import ValidationError
 
 from ..errors import MCPConnectionError, ToolExecutionError
 from ..naming import tool_id
+from ..progress import current_reporter
 from ..tools import ToolAnnotations, ToolSpec
 from .config import MCPServerConfig, load_mcp_config
 
@@ -289,11 +290,16 @@ class MCPToolSource:
             raise ToolExecutionError(f"{self.name}/{tool}: excluded by the server's tool filter")
         conn = await self._connection()
         progress = None
-        if self.on_progress is not None:
-            callback = self.on_progress
+        callback, reporter = self.on_progress, current_reporter()
+        if callback is not None or reporter is not None:
 
             async def progress(value: float, total: float | None, message: str | None) -> None:
-                await _maybe_await(callback(ProgressUpdate(self.name, tool, value, total, message)))
+                if callback is not None:
+                    await _maybe_await(
+                        callback(ProgressUpdate(self.name, tool, value, total, message))
+                    )
+                if reporter is not None:
+                    await _maybe_await(reporter(value, total, message))
 
         with self._translate(conn, tool):
             result = await conn.client.call_tool(

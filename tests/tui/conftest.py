@@ -14,6 +14,7 @@ from paraagent_runtime.agent import AgentConfig
 from paraagent_runtime.mcp.config import MCPServerConfig
 from paraagent_runtime.mcp.source import MCPToolSource
 from paraagent_runtime.policy.scripted import ScriptedPolicy
+from paraagent_runtime.progress import report_progress
 from paraagent_runtime.sources import FunctionTool, FunctionToolSource
 from paraagent_runtime.tools import ToolAnnotations
 from paraagent_runtime.toolspace import Toolspace
@@ -36,13 +37,14 @@ def answer(text: str) -> str:
 
 
 class Hang:
-    """A tool that waits until cancelled and records that it was."""
+    """A tool that reports progress, waits until cancelled and records that it was."""
 
     def __init__(self) -> None:
         self.started = asyncio.Event()
         self.cancelled = asyncio.Event()
 
     async def run(self, seconds: float = 3600) -> str:
+        await report_progress(1, 4, "waiting for the file")
         self.started.set()
         try:
             await asyncio.sleep(seconds)

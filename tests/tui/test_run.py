@@ -72,6 +72,8 @@ async def test_escape_cancels_a_hanging_call_and_the_app_stays_responsive(make_a
         await pilot.pause()
         cards = {c.call.name: c for c in app.query(CallCard)}
         assert cards["files__wait"].state == "running"
+        header = str(cards["files__wait"].query_one(".call-header").render())
+        assert "25% waiting for the file" in header
         await pilot.press("escape")
         await settle(pilot)
         assert hang.cancelled.is_set()

@@ -58,6 +58,7 @@ class CallCard(Vertical):
         self.state: CallState = "queued"
         self.result: ToolResult | None = None
         self._frame = 0
+        self._progress: str | None = None
         self._header = Static(classes="call-header")
         self._timer: Any = None
 
@@ -88,6 +89,8 @@ class CallCard(Vertical):
             if self.result.cached:
                 status += " (cached)"
         line.append(f"  {status}", style=style)
+        if self.state == "running" and self._progress:
+            line.append(f"  {self._progress}", style="cyan")
         self._header.update(line)
 
     def _tick(self) -> None:
@@ -100,6 +103,11 @@ class CallCard(Vertical):
             return
         self.state = "running"
         self._timer = self.set_interval(0.1, self._tick)
+        self._render_header()
+
+    def progress(self, label: str) -> None:
+        """The running call reported progress (``label`` as ``42% half way``)."""
+        self._progress = label
         self._render_header()
 
     def _stop(self) -> None:

@@ -12,6 +12,7 @@ from paraagent_runtime.events import (
     AgentEvent,
     AnswerEvent,
     CallFinished,
+    CallProgress,
     CallStarted,
     EpisodeFinished,
     ErrorEvent,
@@ -19,6 +20,7 @@ from paraagent_runtime.events import (
     TextDelta,
     TurnFinished,
     TurnStarted,
+    progress_label,
 )
 from paraagent_runtime.tools import ToolCall, ToolResult
 from paraagent_runtime.trajectory import Episode, TurnRecord
@@ -110,6 +112,12 @@ class TurnView(Vertical):
         if card is not None:
             card.start()
 
+    def call_progress(self, event: CallProgress) -> None:
+        """Show a running call's latest progress report on its card."""
+        card = self.cards.get(event.call_id)
+        if card is not None:
+            card.progress(progress_label(event))
+
     async def call_finished(self, result: ToolResult, call: ToolCall | None = None) -> None:
         """Show a call's outcome (a card is created for calls the phase did not announce)."""
         card = self.cards.get(result.call_id)
@@ -198,6 +206,8 @@ class EpisodeView(Vertical):
                 )
         elif isinstance(event, CallStarted):
             (await self._turn(event.turn)).call_started(event.call)
+        elif isinstance(event, CallProgress):
+            (await self._turn(event.turn)).call_progress(event)
         elif isinstance(event, CallFinished):
             await (await self._turn(event.turn)).call_finished(event.result)
         elif isinstance(event, TurnFinished):
