@@ -192,50 +192,55 @@ async def run_multiturn(
     }
 
 
+def _table(title: str, headers: tuple[str, ...], rows: list[list[str]]) -> Table:
+    result = Table(title=title)
+    for header in headers:
+        result.add_column(header, justify="right")
+    for row in rows:
+        result.add_row(*row)
+    return result
+
+
+def _common_cells(row: dict[str, Any]) -> list[str]:
+    """Tokens, wall time, tokens/s, speed-up, greedy agreement: the last columns of both tables."""
+    return [
+        str(row["generated_tokens"]),
+        f"{row['wall_s']:.2f}",
+        f"{row['tokens_per_s']:.1f}",
+        f"{row['speedup']:.2f}x",
+        f"{row['greedy_match']:.0%}",
+    ]
+
+
+_COMMON_HEADERS = ("tokens", "wall s", "tokens/s", "speed-up")
+
+
 def multiturn_table(report: dict) -> Table:
     """The prefix-cache comparison as a rich table."""
-    result = Table(
-        title=f"{report['model']}, {report['requests']} concurrent {report['turns']}-turn greedy "
-        f"episodes, max batch {report['max_batch_size']}, {report['max_tokens']} new tokens/turn"
+    return _table(
+        f"{report['model']}, {report['requests']} concurrent {report['turns']}-turn greedy "
+        f"episodes, max batch {report['max_batch_size']}, {report['max_tokens']} new tokens/turn",
+        ("prefix cache MB", "prompt tokens", "prefilled", *_COMMON_HEADERS, "greedy = no cache"),
+        [
+            [str(row["prefix_cache_mb"]), str(row["prompt_tokens"]), str(row["prefilled_tokens"])]
+            + _common_cells(row)
+            for row in report["results"]
+        ],
     )
-    columns = ("prefix cache MB", "prompt tokens", "prefilled", "tokens", "wall s", "tokens/s")
-    for column in (*columns, "speed-up", "greedy = no cache"):
-        result.add_column(column, justify="right")
-    for row in report["results"]:
-        result.add_row(
-            str(row["prefix_cache_mb"]),
-            str(row["prompt_tokens"]),
-            str(row["prefilled_tokens"]),
-            str(row["generated_tokens"]),
-            f"{row['wall_s']:.2f}",
-            f"{row['tokens_per_s']:.1f}",
-            f"{row['speedup']:.2f}x",
-            f"{row['greedy_match']:.0%}",
-        )
-    return result
 
 
 def table(report: dict) -> Table:
     """The results as a rich table."""
     prompt = report["prompt_tokens"]
-    result = Table(
-        title=f"{report['model']}, {report['requests']} concurrent greedy requests, "
-        f"{prompt['min']}-{prompt['max']} prompt tokens, {report['max_tokens']} new tokens"
+    return _table(
+        f"{report['model']}, {report['requests']} concurrent greedy requests, "
+        f"{prompt['min']}-{prompt['max']} prompt tokens, {report['max_tokens']} new tokens",
+        ("max batch", "generate calls", *_COMMON_HEADERS, "greedy = batch 1"),
+        [
+            [str(row["max_batch_size"]), str(row["generate_calls"])] + _common_cells(row)
+            for row in report["results"]
+        ],
     )
-    for column in ("max batch", "generate calls", "tokens", "wall s", "tokens/s", "speed-up"):
-        result.add_column(column, justify="right")
-    result.add_column("greedy = batch 1", justify="right")
-    for row in report["results"]:
-        result.add_row(
-            str(row["max_batch_size"]),
-            str(row["generate_calls"]),
-            str(row["generated_tokens"]),
-            f"{row['wall_s']:.2f}",
-            f"{row['tokens_per_s']:.1f}",
-            f"{row['speedup']:.2f}x",
-            f"{row['greedy_match']:.0%}",
-        )
-    return result
 
 
 def main() -> None:
