@@ -98,18 +98,12 @@ async def run(requests: int, max_tokens: int, batch_sizes: list[int], target: in
             a.token_ids == b.token_ids for a, b in zip(completions, baseline, strict=True)
         ) / len(prompts)
         rows.append(row)
-    import torch
-
-    return {
-        "model": "SmolLM2-135M-Instruct",
-        "device": "cpu",
-        "torch_threads": torch.get_num_threads(),
-        "platform": platform.platform(),
-        "requests": requests,
-        "max_tokens": max_tokens,
-        "prompt_tokens": {"min": min(prompt_lengths), "max": max(prompt_lengths)},
-        "results": rows,
-    }
+    return _report(
+        requests=requests,
+        max_tokens=max_tokens,
+        prompt_tokens={"min": min(prompt_lengths), "max": max(prompt_lengths)},
+        results=rows,
+    )
 
 
 def _observation(turn: int, task: str) -> str:
@@ -177,6 +171,17 @@ async def run_multiturn(
             }
         )
         await policy.aclose()
+    return _report(
+        requests=requests,
+        turns=turns,
+        max_batch_size=batch_size,
+        max_tokens=max_tokens,
+        results=rows,
+    )
+
+
+def _report(**fields: Any) -> dict[str, Any]:
+    """A report: the model and machine, then ``fields``."""
     import torch
 
     return {
@@ -184,11 +189,7 @@ async def run_multiturn(
         "device": "cpu",
         "torch_threads": torch.get_num_threads(),
         "platform": platform.platform(),
-        "requests": requests,
-        "turns": turns,
-        "max_batch_size": batch_size,
-        "max_tokens": max_tokens,
-        "results": rows,
+        **fields,
     }
 
 
