@@ -14,31 +14,13 @@ from training.sft import SFTRunConfig
 CONFIGS = Path(__file__).resolve().parents[2] / "training" / "configs"
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "demos_cpu.yaml",
-        "demos_ci.yaml",
-        "demos_cpu_react.yaml",
-        "demos_cpu_decoupled.yaml",
-        "demos_cpu_all.yaml",
-    ],
-)
+@pytest.mark.parametrize("name", sorted(p.name for p in CONFIGS.glob("demos_*.yaml")))
 def test_shipped_demo_configs_load(name: str) -> None:
     config = load_config(DemoConfig, CONFIGS / name)
     assert config.n_tasks > 0 and isinstance(config.output_dir, Path)
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "sft_cpu.yaml",
-        "sft_cpu_quick.yaml",
-        "sft_gpu_qwen3_4b.yaml",
-        "sft_cpu_continue.yaml",
-        "sft_cpu_v2.yaml",
-    ],
-)
+@pytest.mark.parametrize("name", sorted(p.name for p in CONFIGS.glob("sft_*.yaml")))
 def test_shipped_sft_configs_load(name: str) -> None:
     config = load_config(SFTRunConfig, CONFIGS / name)
     assert config.max_length >= 1024 and config.lora
