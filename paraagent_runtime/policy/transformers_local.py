@@ -424,14 +424,15 @@ class TransformersPolicy(Policy):
         ]
         layout = layout_batch([row.prompt_ids for row in rows], matches, pad_id, model.device)
         width = layout.width
-        # Temperature and top-p run as our own processors after the raw log-probs are read
-        # (generate appends custom processors after its own, which 1.0 / 1.0 leave out).
+        # Temperature and top-p run as our own processors, after the raw log-probs are read.
+        # generate's own warpers are neutralized: it fills unset values from its global defaults
+        # (top_k=50), which would silently truncate sampling.
         config = GenerationConfig(
             max_new_tokens=max(row.budget for row in rows),
             do_sample=do_sample,
             temperature=1.0 if do_sample else None,
             top_p=1.0 if do_sample else None,
-            top_k=None,
+            top_k=0 if do_sample else None,
             eos_token_id=eos_ids,
             pad_token_id=pad_id,
             return_dict_in_generate=True,

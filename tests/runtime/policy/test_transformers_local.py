@@ -81,6 +81,22 @@ async def test_logprobs_are_those_of_the_raw_distribution(
     assert completion.logprobs == pytest.approx(expected.tolist(), abs=1e-4)
 
 
+async def test_sampling_draws_from_the_whole_vocabulary(policy: TransformersPolicy) -> None:
+    """No hidden top-k: generate's global default (top_k=50) must not truncate sampling."""
+    import torch
+
+    completion = await policy.complete(
+        CONVERSATION, sampling=SamplingParams(max_tokens=8, temperature=1.0, seed=3)
+    )
+    ids = torch.tensor([completion.prompt_token_ids + completion.token_ids])
+    with torch.no_grad():
+        logits = policy.model(ids).logits[0, len(completion.prompt_token_ids) - 1 : -1]
+    sampled = torch.tensor(completion.token_ids)[:, None]
+    ranks = (logits > logits.gather(1, sampled)).sum(dim=1)
+    # The random tiny model spreads its mass over ~49k tokens: top-50 would hold almost none.
+    assert int(ranks.max()) >= 50
+
+
 async def test_stop_string_cuts_the_text_and_streaming_adds_up(policy: TransformersPolicy) -> None:
     sampling = SamplingParams(max_tokens=8, temperature=1.0, seed=3)
     full = await policy.complete(CONVERSATION, sampling=sampling)
