@@ -74,7 +74,7 @@ class SentenceEncoder:
         device: Torch device; ``None`` lets sentence-transformers pick.
         backend: What runs the transformer on CPU: ``onnx`` (ONNX Runtime, exported once to
             the paraagent cache; see :mod:`.onnx_backend`), ``torch``, or ``auto`` (ONNX when
-            ``onnxruntime`` is installed and the model exports, else torch). A GPU ``device``
+            ``onnxruntime`` is installed and the model exports, else torch). A model on a GPU
             always uses torch. The vectors agree either way, so stored indexes stay valid.
 
     Raises:
@@ -119,7 +119,8 @@ class SentenceEncoder:
         self.dimension = int(dimension)
         self.batch_size = batch_size
         self.progress_threshold = progress_threshold
-        self._onnx = self._onnx_backend(path, backend) if device in (None, "cpu") else None
+        on_cpu = self._model.device.type == "cpu"
+        self._onnx = self._onnx_backend(path, backend) if on_cpu else None
         self.backend = "onnx" if self._onnx is not None else "torch"
 
     def _onnx_backend(self, path: Path, backend: EncoderBackend) -> OnnxTransformer | None:
