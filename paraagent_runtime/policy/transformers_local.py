@@ -97,7 +97,9 @@ class TransformersPolicy(Policy):
 
     Prefix cache: a turn prefills only what its prompt adds to a recent prompt and answer (the
     tool results and the new turn header), up to float rounding the same tokens as a full
-    prefill. Call :meth:`clear_prefix_cache` after changing the model's weights in place.
+    prefill (so a seeded sample may differ with what happens to be cached, as it may with the
+    batch it lands in). Call :meth:`clear_prefix_cache` after changing the model's weights in
+    place.
     """
 
     name = "transformers"
@@ -404,13 +406,7 @@ class TransformersPolicy(Policy):
     def _generate_batch(self, rows: list[_Row]) -> list[_Generated]:
         """Generate every row with one left-padded ``model.generate`` call (worker thread)."""
         import torch
-        from transformers import (
-            GenerationConfig,
-            LogitsProcessorList,
-            StoppingCriteriaList,
-            TemperatureLogitsWarper,
-            TopPLogitsWarper,
-        )
+        from transformers import GenerationConfig, StoppingCriteriaList
 
         model, tokenizer = self.model, self.tokenizer
         eos_ids = _eos_ids(model, tokenizer)
@@ -424,26 +420,24 @@ class TransformersPolicy(Policy):
         ]
         layout = layout_batch([row.prompt_ids for row in rows], matches, pad_id, model.device)
         width = layout.width
-        # Temperature and top-p run as our own processors, after the raw log-probs are read.
-        # generate's own warpers are neutralized: it fills unset values from its global defaults
-        # (top_k=50), which would silently truncate sampling.
+        # generate fills unset values from its global defaults (top_k=50), which would silently
+        # truncate sampling: top_k=0 turns that off.
         config = GenerationConfig(
             max_new_tokens=max(row.budget for row in rows),
             do_sample=do_sample,
-            temperature=1.0 if do_sample else None,
-            top_p=1.0 if do_sample else None,
+            temperature=sampling.temperature if do_sample else None,
+            top_p=sampling.top_p if do_sample else None,
             top_k=0 if do_sample else None,
             eos_token_id=eos_ids,
             pad_token_id=pad_id,
             return_dict_in_generate=True,
         )
         raw = _RawLogprobs()
-        processors = LogitsProcessorList([raw])
-        if do_sample and sampling.temperature != 1.0:
-            processors.append(TemperatureLogitsWarper(sampling.temperature))
-        if do_sample and sampling.top_p < 1.0:
-            processors.append(TopPLogitsWarper(sampling.top_p))
         watcher = _BatchWatcher(tokenizer, width, eos_ids, rows, raw)
+        head = model.get_output_embeddings()
+        if head is None:
+            raise ConfigError(f"{self.model_name} has no output layer to read log-probs from")
+        hook = head.register_forward_hook(raw)
         try:
             with torch.inference_mode(), self._seeded(sampling.seed if do_sample else None):
                 output = model.generate(
@@ -451,13 +445,14 @@ class TransformersPolicy(Policy):
                     attention_mask=layout.attention_mask,
                     cache=layout.cache,
                     generation_config=config,
-                    logits_processor=processors,
                     stopping_criteria=StoppingCriteriaList([watcher]),
                 )
         except (RuntimeError, ValueError, IndexError) as exc:
             raise ModelAPIError(
                 f"local generation with {self.model_name} failed: {_first_line(exc)}"
             ) from exc
+        finally:
+            hook.remove()
         sampled = output.sequences[:, width:]
         chosen_logprobs = torch.stack(watcher.logprobs, dim=1)
         generated = []
@@ -593,20 +588,21 @@ class _RowWatch:
 
 
 class _RawLogprobs:
-    """A logits processor that keeps the current step's log-softmax of the raw logits.
+    """A forward hook on the output layer: the log-softmax of each forward's last position.
 
-    Only one step is kept: the stopping criterion reads the sampled tokens' entries right after
-    each step (``output_logits`` would keep every step's full vocabulary row until the end).
+    These are the model's raw log-probs, before any logits processor (repetition penalty from the
+    model's generation config, temperature, top-p). Only one step is kept: the stopping criterion
+    reads the sampled tokens' entries right after each step (``output_logits`` would keep every
+    step's full vocabulary row until the end).
     """
 
     def __init__(self) -> None:
         self.last: torch.Tensor | None = None
 
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+    def __call__(self, module: Any, inputs: Any, output: torch.Tensor) -> None:
         import torch
 
-        self.last = torch.log_softmax(scores.float(), dim=-1)
-        return scores
+        self.last = torch.log_softmax(output[:, -1, :].float(), dim=-1)
 
 
 class _BatchWatcher:

@@ -62,12 +62,35 @@ async def test_greedy_is_deterministic_and_seeded_sampling_reproducible(
     assert a.token_ids != other.token_ids
 
 
-@pytest.mark.parametrize(("temperature", "top_p"), [(1.0, 1.0), (0.7, 0.9), (0.0, 1.0)])
+@pytest.fixture(scope="module")
+def penalized_model_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model with a repetition penalty in its generation config (as some hub models)."""
+    import json
+    import shutil
+
+    path = tmp_path_factory.mktemp("penalized")
+    shutil.copytree(tiny_model_dir, path, dirs_exist_ok=True)
+    config_path = path / "generation_config.json"
+    config = json.loads(config_path.read_text()) if config_path.is_file() else {}
+    config_path.write_text(json.dumps({**config, "repetition_penalty": 1.8}))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("temperature", "top_p", "penalized"),
+    [(1.0, 1.0, False), (0.7, 0.9, False), (0.0, 1.0, False), (0.7, 0.9, True)],
+)
 async def test_logprobs_are_those_of_the_raw_distribution(
-    policy: TransformersPolicy, temperature: float, top_p: float
+    policy: TransformersPolicy,
+    penalized_model_dir: Path,
+    temperature: float,
+    top_p: float,
+    penalized: bool,
 ) -> None:
     import torch
 
+    if penalized:
+        policy = TransformersPolicy(penalized_model_dir)
     sampling = SamplingParams(max_tokens=4, temperature=temperature, top_p=top_p, seed=2)
     completion = await policy.complete(CONVERSATION, sampling=sampling)
     ids = torch.tensor([completion.prompt_token_ids + completion.token_ids])
