@@ -133,11 +133,15 @@ class SentenceEncoder:
 
         try:
             return OnnxTransformer(self._model, path, cache_root() / "onnx")
-        except ConfigError as exc:
+        except ConfigError:
             if backend == "onnx":
                 raise
-            logger.info("embedding %s with torch: %s", self.name, exc)
-            return None
+            logger.info("embedding %s with torch", self.name, exc_info=True)
+        except Exception as exc:  # noqa: BLE001 - auto falls back on any ONNX failure
+            if backend == "onnx":
+                raise ConfigError(f"the ONNX backend failed for {self.name}: {exc}") from exc
+            logger.warning("embedding %s with torch: ONNX failed (%s)", self.name, exc)
+        return None
 
     def encode(self, texts: Sequence[str], *, show_progress: bool = False) -> np.ndarray:
         """Embed ``texts`` in batches, with a progress bar for big inputs when asked.

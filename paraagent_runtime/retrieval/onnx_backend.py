@@ -15,6 +15,7 @@ transformers 4; this module needs only ``onnx`` (the exporter's dependency) and
 from __future__ import annotations
 
 import hashlib
+import inspect
 import logging
 import os
 import tempfile
@@ -129,13 +130,14 @@ class OnnxTransformer:
 
 
 def _export_key(model_dir: Path) -> str:
-    """A hash of the model's files (names, sizes, contents of small ones) and the torch version."""
+    """A hash of the model's files (names, sizes, times, small ones' contents) and torch's version."""
     import torch
 
     digest = hashlib.sha256(torch.__version__.encode())
     for file in sorted(p for p in model_dir.rglob("*") if p.is_file()):
         stat = file.stat()
-        digest.update(f"{file.relative_to(model_dir)}:{stat.st_size}".encode())
+        # Weights are identified by size and modification time (hashing them costs seconds).
+        digest.update(f"{file.relative_to(model_dir)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
         if stat.st_size < 1_000_000:
             digest.update(file.read_bytes())
     return f"{model_dir.name}-{digest.hexdigest()[:16]}"
@@ -145,21 +147,25 @@ def _export(transformer: torch.nn.Module, tokenizer: Any, path: Path) -> None:
     """Export ``transformer`` (token ids in, last hidden states out) to ``path`` atomically."""
     import torch
 
+    # Only the inputs the model takes (MPNet, DistilBERT have no token types).
+    accepted = inspect.signature(transformer.forward).parameters
+    names = [name for name in _INPUTS if name in accepted]
+
     class _LastHidden(torch.nn.Module):
         def __init__(self, inner: torch.nn.Module) -> None:
             super().__init__()
             self.inner = inner
 
         def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
-            return self.inner(**dict(zip(_INPUTS, inputs, strict=False))).last_hidden_state
+            return self.inner(**dict(zip(names, inputs, strict=True))).last_hidden_state
 
     started = time.perf_counter()
     sample = tokenizer(["export sample", "a longer export sample text"], padding=True)
     inputs = tuple(
         torch.tensor(sample.get(name) or [[0] * len(sample["input_ids"][0])] * 2)
-        for name in _INPUTS
+        for name in names
     )
-    axes = {name: {0: "batch", 1: "tokens"} for name in (*_INPUTS, "last_hidden_state")}
+    axes = {name: {0: "batch", 1: "tokens"} for name in (*names, "last_hidden_state")}
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, scratch = tempfile.mkstemp(dir=path.parent, suffix=".onnx.tmp")
     os.close(handle)
@@ -172,7 +178,7 @@ def _export(transformer: torch.nn.Module, tokenizer: Any, path: Path) -> None:
                 _LastHidden(transformer.eval()),
                 inputs,
                 scratch,
-                input_names=list(_INPUTS),
+                input_names=names,
                 output_names=["last_hidden_state"],
                 dynamic_axes=axes,
                 opset_version=17,

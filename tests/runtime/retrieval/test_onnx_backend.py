@@ -85,3 +85,15 @@ def test_unknown_backends_are_config_errors() -> None:
         SentenceEncoder(backend="tensorrt")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="encoder_backend"):
         RetrievalConfig(encoder_backend="tensorrt")
+
+
+def test_auto_falls_back_to_torch_when_onnx_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    from paraagent_runtime.retrieval import encoder as encoder_module
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("onnxruntime cannot load the graph")
+
+    monkeypatch.setattr(encoder_module, "OnnxTransformer", broken)
+    assert SentenceEncoder(backend="auto").backend == "torch"
+    with pytest.raises(ConfigError, match="ONNX backend failed"):
+        SentenceEncoder(backend="onnx")
