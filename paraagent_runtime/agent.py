@@ -125,12 +125,16 @@ class Agent:
         Cancelling the call cancels the calls in flight; the episode is still finished with
         status ``cancelled`` (and written) before the cancellation propagates.
         """
+        # Progress arrives from other tasks (an MCP client runs each notification's callback in
+        # its own task): one event at a time reaches ``on_event``.
+        emitting = asyncio.Lock()
 
         async def emit(event: AgentEvent) -> None:
             if on_event is not None:
-                outcome = on_event(event)
-                if inspect.isawaitable(outcome):
-                    await outcome
+                async with emitting:
+                    outcome = on_event(event)
+                    if inspect.isawaitable(outcome):
+                        await outcome
 
         episode = Episode(
             task_id=task_id,
@@ -294,12 +298,17 @@ class Agent:
         async def on_start(call: ToolCall) -> None:
             await emit(CallStarted(turn=index, call=call))
 
+        finished: set[str] = set()
+
         async def on_finish(result: ToolResult) -> None:
+            finished.add(result.call_id)
             await emit(CallFinished(turn=index, result=result))
 
         async def on_progress(
             call: ToolCall, progress: float, total: float | None, message: str | None
         ) -> None:
+            if call.id in finished:
+                return  # a late notification: the call's result is already out
             await emit(
                 CallProgress(
                     turn=index,

@@ -16,8 +16,9 @@ Per turn, :meth:`Dispatcher.run_turn`:
 Results come back in call order. ``on_start`` is called for every call, in call order, before
 anything runs; ``on_finish`` once per call as results arrive, always from the task that called
 ``run_turn``. ``on_progress`` receives the progress a running call's source reports (see
-:mod:`.progress`, e.g. an MCP server's progress notifications), tagged with the call; it runs in
-that call's task, always before the call's ``on_finish``. Cancelling ``run_turn`` cancels
+:mod:`.progress`, e.g. an MCP server's progress notifications), tagged with the call; it may run
+in another task (MCP notifications) and even arrive after the call finished; an exception it
+raises is logged, never the call's failure. Cancelling ``run_turn`` cancels
 every in-flight call. Plain tasks are used rather than a ``TaskGroup`` so that an exception from a
 callback propagates as itself, not wrapped in an ``ExceptionGroup``; ``benchmarks/dispatch.py``
 compares the fan-out options (asyncio-pool brought nothing over plain tasks).
@@ -29,6 +30,7 @@ import asyncio
 import contextlib
 import inspect
 import json
+import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -47,6 +49,8 @@ CallCallback = Callable[[ToolCall], Awaitable[None] | None]
 ResultCallback = Callable[[ToolResult], Awaitable[None] | None]
 ProgressCallback = Callable[[ToolCall, float, float | None, str | None], Awaitable[None] | None]
 """Receives ``(call, progress, total, message)`` while ``call`` runs."""
+
+logger = logging.getLogger(__name__)
 
 _TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
 _TRANSIENT_STATUS_TEXT = re.compile(r"\b(?:429|500|502|503|504)\b")
@@ -293,8 +297,14 @@ class Dispatcher:
         reporter = None
         if on_progress is not None:
 
-            def reporter(progress: float, total: float | None, message: str | None) -> Any:
-                return on_progress(call, progress, total, message)
+            async def reporter(progress: float, total: float | None, message: str | None) -> None:
+                # A failing progress consumer must not fail (or retry) the call itself.
+                try:
+                    outcome = on_progress(call, progress, total, message)
+                    if inspect.isawaitable(outcome):
+                        await outcome
+                except Exception:  # noqa: BLE001
+                    logger.warning("progress callback for %s failed", call.name, exc_info=True)
 
         started = time.perf_counter()
         retryable = spec.annotations.read_only or spec.annotations.idempotent

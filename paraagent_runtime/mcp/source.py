@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import inspect
 import json
 import logging
@@ -136,7 +137,9 @@ class _Connection:
     async def open(self, timeout: float) -> None:
         """Start the owner task and wait until the handshake is done."""
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._task = asyncio.create_task(self._run(ready))
+        # A fresh context: the connection outlives the call that opened it, and must not carry
+        # that call's progress reporter (paraagent_runtime.progress) into later calls.
+        self._task = asyncio.create_task(self._run(ready), context=contextvars.Context())
         try:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
         except TimeoutError:

@@ -83,3 +83,25 @@ def test_progress_labels_without_a_usable_total() -> None:
     assert progress_label(event(3, None)) == "3"
     assert progress_label(event(3, 0)) == "3/0"
     assert event(5, 4).fraction == 1.0
+
+
+async def test_a_failing_progress_consumer_does_not_fail_the_call() -> None:
+    async def crunch(rows: int) -> int:
+        await report_progress(1, 2)
+        return rows
+
+    toolspace = Toolspace([FunctionToolSource("data", [FunctionTool(crunch)])])
+    await toolspace.refresh()
+    finished: list[CallFinished] = []
+
+    def on_event(event: Any) -> None:
+        if isinstance(event, CallProgress):
+            raise RuntimeError("the display broke")
+        if isinstance(event, CallFinished):
+            finished.append(event)
+
+    turn = _call("data__crunch", rows=3)
+    agent = Agent(ScriptedPolicy([turn, "<answer>3</answer>"]), toolspace, AgentConfig())
+    episode = await agent.run("go", on_event=on_event)
+    assert episode.status == "answered"
+    assert [event.result.content for event in finished] == [3]
