@@ -17,6 +17,7 @@ Metrics per episode (:class:`EpisodeMetrics`):
 
 from __future__ import annotations
 
+import inspect
 import logging
 import random
 from collections.abc import Awaitable, Callable, Sequence
@@ -273,14 +274,14 @@ def episode_metrics(
             default=0.0,
         )
     gold = {model_facing_name(tool) for tool in task.tools}
-    recall = 1.0 if preloaded else len(gold & _surfaced(episode)) / len(gold)
+    recall = 1.0 if preloaded or not gold else len(gold & _surfaced(episode)) / len(gold)
     return EpisodeMetrics(
         task_id=task.id,
         family=task.family,
         group=task.group,
         mode=episode.mode,
         status=episode.status,
-        success=check.success,
+        success=check.success and episode.status == "answered",
         score=check.score,
         turns=len(episode.turns),
         explore_turns=explore,
@@ -389,7 +390,7 @@ async def evaluate_toolenv(
                 rows.append(metrics)
                 if on_episode is not None:
                     outcome = on_episode(metrics)
-                    if outcome is not None:
+                    if inspect.isawaitable(outcome):
                         await outcome
         finally:
             if writer is not None:
