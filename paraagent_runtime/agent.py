@@ -298,17 +298,12 @@ class Agent:
         async def on_start(call: ToolCall) -> None:
             await emit(CallStarted(turn=index, call=call))
 
-        finished: set[str] = set()
-
         async def on_finish(result: ToolResult) -> None:
-            finished.add(result.call_id)
             await emit(CallFinished(turn=index, result=result))
 
         async def on_progress(
             call: ToolCall, progress: float, total: float | None, message: str | None
         ) -> None:
-            if call.id in finished:
-                return  # a late notification: the call's result is already out
             await emit(
                 CallProgress(
                     turn=index,

@@ -17,8 +17,8 @@ Results come back in call order. ``on_start`` is called for every call, in call 
 anything runs; ``on_finish`` once per call as results arrive, always from the task that called
 ``run_turn``. ``on_progress`` receives the progress a running call's source reports (see
 :mod:`.progress`, e.g. an MCP server's progress notifications), tagged with the call; it may run
-in another task (MCP notifications) and even arrive after the call finished; an exception it
-raises is logged, never the call's failure. Cancelling ``run_turn`` cancels
+in another task (MCP notifications), never after the call's result is in; an exception it raises
+is logged, never the call's failure. Cancelling ``run_turn`` cancels
 every in-flight call. Plain tasks are used rather than a ``TaskGroup`` so that an exception from a
 callback propagates as itself, not wrapped in an ``ExceptionGroup``; ``benchmarks/dispatch.py``
 compares the fan-out options (asyncio-pool brought nothing over plain tasks).
@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import json
-import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -49,8 +49,6 @@ CallCallback = Callable[[ToolCall], Awaitable[None] | None]
 ResultCallback = Callable[[ToolResult], Awaitable[None] | None]
 ProgressCallback = Callable[[ToolCall, float, float | None, str | None], Awaitable[None] | None]
 """Receives ``(call, progress, total, message)`` while ``call`` runs."""
-
-logger = logging.getLogger(__name__)
 
 _TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
 _TRANSIENT_STATUS_TEXT = re.compile(r"\b(?:429|500|502|503|504)\b")
@@ -294,18 +292,7 @@ class Dispatcher:
         on_progress: ProgressCallback | None = None,
     ) -> tuple[int, ToolResult]:
         config = self.config
-        reporter = None
-        if on_progress is not None:
-
-            async def reporter(progress: float, total: float | None, message: str | None) -> None:
-                # A failing progress consumer must not fail (or retry) the call itself.
-                try:
-                    outcome = on_progress(call, progress, total, message)
-                    if inspect.isawaitable(outcome):
-                        await outcome
-                except Exception:  # noqa: BLE001
-                    logger.warning("progress callback for %s failed", call.name, exc_info=True)
-
+        reporter = functools.partial(on_progress, call) if on_progress is not None else None
         started = time.perf_counter()
         retryable = spec.annotations.read_only or spec.annotations.idempotent
         retries = config.read_only_retries if retryable else 0

@@ -22,7 +22,6 @@ __all__ = [
     "TextDelta",
     "TurnFinished",
     "TurnStarted",
-    "progress_label",
 ]
 
 
@@ -78,17 +77,16 @@ class CallProgress(BaseModel):
             return None
         return min(max(self.progress / self.total, 0.0), 1.0)
 
-
-def progress_label(event: CallProgress) -> str:
-    """``42% half way``, ``3/10``, or the raw progress value, plus the message when there is one."""
-    fraction = event.fraction
-    if fraction is not None:
-        label = f"{fraction:.0%}"
-    elif event.total is not None:
-        label = f"{event.progress:g}/{event.total:g}"
-    else:
-        label = f"{event.progress:g}"
-    return f"{label} {event.message}" if event.message else label
+    @property
+    def label(self) -> str:
+        """``42% half way``, ``3/10`` or the raw progress, plus the message when there is one."""
+        if self.fraction is not None:
+            label = f"{self.fraction:.0%}"
+        elif self.total is not None:
+            label = f"{self.progress:g}/{self.total:g}"
+        else:
+            label = f"{self.progress:g}"
+        return f"{label} {self.message}" if self.message else label
 
 
 class CallFinished(BaseModel):

@@ -32,7 +32,6 @@ from ..events import (
     CallProgress,
     CallStarted,
     PhaseEvent,
-    progress_label,
 )
 from ..policy.base import Policy
 from ..toolspace import Toolspace
@@ -92,7 +91,7 @@ def _progress_message(event: AgentEvent) -> str | None:
         outcome = "ok" if event.result.ok else f"error ({event.result.error_kind.value})"  # type: ignore[union-attr]
         return f"turn {event.turn + 1}: {event.result.name} {outcome}"
     if isinstance(event, CallProgress):
-        return f"turn {event.turn + 1}: {event.name} {progress_label(event)}"
+        return f"turn {event.turn + 1}: {event.name} {event.label}"
     return None
 
 

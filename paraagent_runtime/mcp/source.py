@@ -302,7 +302,7 @@ class MCPToolSource:
                         callback(ProgressUpdate(self.name, tool, value, total, message))
                     )
                 if reporter is not None:
-                    await _maybe_await(reporter(value, total, message))
+                    await reporter(value, total, message)
 
         with self._translate(conn, tool):
             result = await conn.client.call_tool(

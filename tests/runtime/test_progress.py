@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from paraagent_runtime.agent import Agent, AgentConfig
-from paraagent_runtime.events import CallFinished, CallProgress, progress_label
+from paraagent_runtime.events import CallFinished, CallProgress
 from paraagent_runtime.mcp.config import MCPServerConfig
 from paraagent_runtime.mcp.source import MCPToolSource, ProgressUpdate
 from paraagent_runtime.policy.scripted import ScriptedPolicy
-from paraagent_runtime.progress import report_progress
+from paraagent_runtime.progress import current_reporter, report_progress, reporting_to
 from paraagent_runtime.sources import FunctionTool, FunctionToolSource
 from paraagent_runtime.toolspace import Toolspace
 
@@ -52,7 +52,7 @@ async def test_mcp_progress_of_parallel_calls_of_one_tool_is_told_apart() -> Non
         event.result.call_id for event in finished
     )
     assert len({event.call_id for event in progress}) == 2
-    assert {progress_label(event) for event in progress} == {"50% half way"}
+    assert {event.label for event in progress} == {"50% half way"}
     for event in progress:
         done = next(f for f in finished if f.result.call_id == event.call_id)
         assert events.index(event) < events.index(done)
@@ -68,7 +68,7 @@ async def test_any_source_can_report_progress_for_the_call_it_serves() -> None:
 
     source = FunctionToolSource("data", [FunctionTool(crunch)])
     events = await _events([source], _call("data__crunch", rows=10))
-    labels = [progress_label(e) for e in events if isinstance(e, CallProgress)]
+    labels = [e.label for e in events if isinstance(e, CallProgress)]
     assert labels == ["0%", "50%", "100% done"]
 
 
@@ -80,8 +80,8 @@ def test_progress_labels_without_a_usable_total() -> None:
     def event(progress: float, total: float | None) -> CallProgress:
         return CallProgress(turn=0, call_id="c", name="t", progress=progress, total=total)
 
-    assert progress_label(event(3, None)) == "3"
-    assert progress_label(event(3, 0)) == "3/0"
+    assert event(3, None).label == "3"
+    assert event(3, 0).label == "3/0"
     assert event(5, 4).fraction == 1.0
 
 
@@ -105,3 +105,13 @@ async def test_a_failing_progress_consumer_does_not_fail_the_call() -> None:
     episode = await agent.run("go", on_event=on_event)
     assert episode.status == "answered"
     assert [event.result.content for event in finished] == [3]
+
+
+async def test_a_report_after_the_call_ended_is_dropped() -> None:
+    received: list[float] = []
+    with reporting_to(lambda progress, total, message: received.append(progress)):
+        await report_progress(1)
+        late = current_reporter()
+    assert late is not None and current_reporter() is None
+    await late(2, None, None)  # e.g. an MCP notification delivered after the result
+    assert received == [1]

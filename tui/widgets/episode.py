@@ -20,7 +20,6 @@ from paraagent_runtime.events import (
     TextDelta,
     TurnFinished,
     TurnStarted,
-    progress_label,
 )
 from paraagent_runtime.tools import ToolCall, ToolResult
 from paraagent_runtime.trajectory import Episode, TurnRecord
@@ -116,7 +115,7 @@ class TurnView(Vertical):
         """Show a running call's latest progress report on its card."""
         card = self.cards.get(event.call_id)
         if card is not None:
-            card.progress(progress_label(event))
+            card.progress(event.label)
 
     async def call_finished(self, result: ToolResult, call: ToolCall | None = None) -> None:
         """Show a call's outcome (a card is created for calls the phase did not announce)."""
