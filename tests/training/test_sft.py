@@ -146,11 +146,26 @@ def test_missing_demo_file_is_a_config_error(tiny_model: Path, tmp_path: Path) -
 
 
 def test_init_adapter_must_be_an_adapter_directory(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"init_adapter: .* \(no adapter_config.json\)"):
+    with pytest.raises(ConfigError, match=r"init_adapter: .* \(no adapter_config.json"):
         SFTRunConfig(init_adapter=tmp_path)
     (tmp_path / "adapter_config.json").write_text("{}")
     with pytest.raises(ConfigError, match="needs lora: true"):
         SFTRunConfig(init_adapter=tmp_path, lora=False)
+
+
+def test_a_later_stage_config_loads_before_its_init_adapter_exists(
+    demo_build: DemoBuild, tiny_model: Path, tmp_path: Path
+) -> None:
+    stage_two = SFTRunConfig(
+        demos=demo_build.demos_path,
+        model=str(tiny_model),
+        init_adapter=tmp_path / "stage-one" / "adapter",
+        output_dir=tmp_path / "stage-two",
+        device="cpu",
+    )
+    with pytest.raises(ConfigError, match="train the stage that writes it first"):
+        train_sft(stage_two)
+    assert not stage_two.output_dir.exists()
 
 
 def test_too_short_max_length_drops_everything(

@@ -92,11 +92,10 @@ class SFTRunConfig:
             self.init_adapter = Path(self.init_adapter)
             if not self.lora:
                 raise ConfigError("init_adapter: continuing an adapter needs lora: true")
-            if not (self.init_adapter / "adapter_config.json").is_file():
-                raise ConfigError(
-                    f"init_adapter: {self.init_adapter} is not a LoRA adapter directory "
-                    "(no adapter_config.json)"
-                )
+            # A missing directory may be an earlier stage's output (a two-stage recipe);
+            # check_init_adapter() rejects it when the run starts.
+            if self.init_adapter.exists():
+                self.check_init_adapter()
         if self.max_length < 64:
             raise ConfigError(
                 f"max_length: need at least 64 tokens for a ParaAct turn, got {self.max_length}"
@@ -137,3 +136,12 @@ class SFTRunConfig:
             raise ConfigError(f"torch_threads: must be >= 1 or null, got {self.torch_threads}")
         if self.logging_steps < 1 or self.save_steps < 1 or self.save_total_limit < 1:
             raise ConfigError("logging_steps, save_steps and save_total_limit must be >= 1")
+
+    def check_init_adapter(self) -> None:
+        """Raise ConfigError unless ``init_adapter`` (when set) is a LoRA adapter directory."""
+        if self.init_adapter is None or (self.init_adapter / "adapter_config.json").is_file():
+            return
+        raise ConfigError(
+            f"init_adapter: {self.init_adapter} is not a LoRA adapter directory "
+            "(no adapter_config.json; train the stage that writes it first)"
+        )

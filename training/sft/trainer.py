@@ -219,6 +219,7 @@ def train_sft(
         raise UserError(
             f"SFT needs the `train` extra (pip install 'paraagent[train]'): {exc}"
         ) from exc
+    config.check_init_adapter()
     if config.torch_threads is not None:
         torch.set_num_threads(config.torch_threads)
     use_cpu = _use_cpu(config.device)
