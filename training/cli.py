@@ -134,7 +134,13 @@ def eval_command(
     family: Annotated[
         list[str] | None, typer.Option(help="Restrict to these task families (repeatable).")
     ] = None,
-    mode: Annotated[str, typer.Option(help="Agent mode: paraact, react or decoupled.")] = "paraact",
+    mode: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Agent mode: paraact, react or decoupled (repeatable: once for every model, or "
+            "once per --adapter in order; the base runs in the first; default paraact)."
+        ),
+    ] = None,
     max_turns: Annotated[int, typer.Option(help="Agent max_turns.")] = 6,
     max_tokens: Annotated[int, typer.Option(help="Max new tokens per turn.")] = 192,
     trajectory: Annotated[Path | None, typer.Option(help="JSONL file for the episodes.")] = None,
@@ -153,6 +159,7 @@ def eval_command(
     import json
 
     from mcp_servers.toolenv import generate_tasks
+    from mcp_servers.toolenv.evaluation import MODES
     from mcp_servers.toolenv.tasks import SPLITS
     from paraagent_runtime.policy.transformers_local import TransformersPolicy
     from paraagent_runtime.trajectory import TrajectoryWriter
@@ -168,23 +175,34 @@ def eval_command(
         task_sets = {
             name: generate_tasks(n_tasks, seed=seed, split=name, families=family) for name in splits
         }
-        candidates: list[tuple[str, Path | None]] = ([("base", None)] if base else []) + [
-            (str(path), path) for path in adapter or []
-        ]
+        adapters = adapter or []
+        modes = mode or ["paraact"]
+        if len(modes) not in (1, len(adapters)):
+            raise ConfigError(
+                f"--mode: give one mode for every model or one per --adapter ({len(adapters)}), "
+                f"got {len(modes)}"
+            )
+        unknown_modes = sorted(set(modes) - set(MODES))
+        if unknown_modes:
+            raise ConfigError(f"--mode: unknown {', '.join(unknown_modes)}; use {', '.join(MODES)}")
+        adapter_modes = modes * len(adapters) if len(modes) == 1 else modes
+        candidates: list[tuple[str, Path | None, str]] = (
+            [("base", None, modes[0])] if base else []
+        ) + [(str(path), path, name) for path, name in zip(adapters, adapter_modes, strict=True)]
         with TrajectoryWriter(trajectory) if trajectory else contextlib.nullcontext() as writer:
-            for label, path in candidates:
+            for label, path, agent_mode in candidates:
                 policy = TransformersPolicy(model, adapter=path)
                 for name, tasks in task_sets.items():
                     summary, _ = asyncio.run(
                         evaluate_policy(
-                            policy, tasks, model=label, mode=mode, max_turns=max_turns,
+                            policy, tasks, model=label, mode=agent_mode, max_turns=max_turns,
                             max_tokens=max_tokens,
                             trajectory=writer,
                             on_row=_print_row,
                             concurrency=concurrency,
                         )
                     )  # fmt: skip
-                    results.append({"split": name, "mode": mode, **summary.model_dump()})
+                    results.append({"split": name, **summary.model_dump()})
     except ParaAgentError as exc:
         raise _fail(exc) from exc
     table = Table(*SUMMARY_COLUMNS)

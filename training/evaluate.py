@@ -3,7 +3,8 @@
 The episodes run through ToolEnv's evaluator (:func:`~mcp_servers.toolenv.evaluation.
 evaluate_toolenv`, the one behind ``paraagent eval toolenv``), greedily, with the runtime's agent
 loop; this module reduces its per-episode metrics to the columns training reports compare:
-success (ToolEnv checker), answered, turns, calls, calls per execute turn, format-error turns.
+success (ToolEnv checker), answered, turns, calls, calls per execute turn, format-error turns and
+the simulated tool time (per turn the slowest call, since a turn's calls run in parallel).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class EvalSummary(BaseModel):
     """Aggregates over a task set."""
 
     model: str
+    mode: str
     tasks: int
     success_rate: float
     mean_turns: float
@@ -41,10 +43,13 @@ class EvalSummary(BaseModel):
     calls_per_execute_turn: float
     format_error_turns: int
     answered: int
+    mean_sim_tools_s: float
 
 
-def summarize_rows(model: str, rows: Sequence[EpisodeMetrics]) -> EvalSummary:
-    """Aggregate per-episode metrics into a summary."""
+def summarize_rows(
+    model: str, rows: Sequence[EpisodeMetrics], *, mode: str = "paraact"
+) -> EvalSummary:
+    """Aggregate per-episode metrics of ``model`` run in agent ``mode`` into a summary."""
     executes = sum(row.execute_turns for row in rows)
     execute_calls = sum(row.execute_calls for row in rows)
 
@@ -53,6 +58,7 @@ def summarize_rows(model: str, rows: Sequence[EpisodeMetrics]) -> EvalSummary:
 
     return EvalSummary(
         model=model,
+        mode=mode,
         tasks=len(rows),
         success_rate=mean([float(row.success) for row in rows]),
         mean_turns=mean([row.turns for row in rows]),
@@ -60,6 +66,7 @@ def summarize_rows(model: str, rows: Sequence[EpisodeMetrics]) -> EvalSummary:
         calls_per_execute_turn=round(execute_calls / executes, 3) if executes else 0.0,
         format_error_turns=sum(row.format_error_turns for row in rows),
         answered=sum(1 for row in rows if row.status == "answered"),
+        mean_sim_tools_s=mean([row.sim_tools_s for row in rows]),
     )
 
 
@@ -87,7 +94,7 @@ async def evaluate_policy(
         ConfigError: ``concurrency`` is below 1, or an unknown mode.
     """
     if not tasks:
-        return summarize_rows(model, []), []
+        return summarize_rows(model, [], mode=mode), []
     config = EvalConfig(
         policy=model,
         modes=[mode],  # type: ignore[list-item]
@@ -101,12 +108,12 @@ async def evaluate_policy(
     report = await evaluate_toolenv(
         config, lambda task, mode: policy, tasks=tasks, on_episode=on_row, trajectory=trajectory
     )
-    return summarize_rows(model, report.episodes), report.episodes
+    return summarize_rows(model, report.episodes, mode=mode), report.episodes
 
 
 SUMMARY_COLUMNS = (
-    "model", "split", "tasks", "success", "answered", "turns", "calls",
-    "calls/execute turn", "format-error turns",
+    "model", "mode", "split", "tasks", "success", "answered", "turns", "calls",
+    "calls/execute turn", "tool time s (sim)", "format-error turns",
 )  # fmt: skip
 """Headers of :func:`summary_cells`."""
 
@@ -114,9 +121,10 @@ SUMMARY_COLUMNS = (
 def summary_cells(row: Mapping[str, Any]) -> list[str]:
     """One evaluation summary (``EvalSummary`` fields plus ``split``) as table cells."""
     return [
-        str(row["model"]), str(row.get("split", "-")), str(row["tasks"]),
-        f"{row['success_rate']:.2f}", str(row["answered"]), f"{row['mean_turns']:.2f}",
-        f"{row['mean_calls']:.2f}", f"{row['calls_per_execute_turn']:.2f}",
+        str(row["model"]), str(row["mode"]), str(row.get("split", "-")),
+        str(row["tasks"]), f"{row['success_rate']:.2f}", str(row["answered"]),
+        f"{row['mean_turns']:.2f}", f"{row['mean_calls']:.2f}",
+        f"{row['calls_per_execute_turn']:.2f}", f"{row['mean_sim_tools_s']:.2f}",
         str(row["format_error_turns"]),
     ]  # fmt: skip
 

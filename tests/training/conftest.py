@@ -25,3 +25,11 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_model(
         tmp_path_factory.mktemp("tiny"), hidden_size=32, num_layers=1, num_heads=2
     )
+
+
+@pytest.fixture(scope="session")
+def tiny_adapter(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A LoRA adapter directory on ``tiny_model``, like the SFT stage writes."""
+    from .rl.helpers import sft_adapter
+
+    return sft_adapter(tiny_model, tmp_path_factory.mktemp("adapter"))

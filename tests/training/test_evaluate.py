@@ -50,7 +50,38 @@ def test_eval_command_covers_every_split_in_one_table(tiny_model: Path, tmp_path
         ("base", "test-seen", 1),
         ("base", "test-unseen-tools", 1),
     ]
-    assert "| base | test-unseen-tools | 1 |" in out.with_suffix(".md").read_text()
+    assert "| base | paraact | test-unseen-tools | 1 |" in out.with_suffix(".md").read_text()
+
+
+def test_eval_command_pairs_each_adapter_with_its_mode(
+    tiny_model: Path, tiny_adapter: Path, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from training.cli import train_app
+
+    out = tmp_path / "modes.json"
+    args = ["eval", "--model", str(tiny_model), "--n-tasks", "1", "--max-turns", "1"]
+    args += ["--max-tokens", "4", "--adapter", str(tiny_adapter), "--mode", "react"]
+    args += ["--adapter", str(tiny_adapter), "--mode", "decoupled", "--no-base"]
+    result = CliRunner().invoke(train_app, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(out.read_text())
+    assert [row["mode"] for row in rows] == ["react", "decoupled"]
+    assert all(row["mean_sim_tools_s"] >= 0 for row in rows)
+
+
+def test_eval_command_rejects_mismatched_modes(tiny_model: Path, tiny_adapter: Path) -> None:
+    from typer.testing import CliRunner
+
+    from training.cli import train_app
+
+    args = ["eval", "--model", str(tiny_model), "--adapter", str(tiny_adapter)]
+    for modes, message in ((["react", "paraact"], "one per --adapter (1), got 2"),
+                           (["serial"], "unknown serial")):  # fmt: skip
+        flags = [flag for name in modes for flag in ("--mode", name)]
+        result = CliRunner().invoke(train_app, [*args, *flags])
+        assert result.exit_code == 2 and message in result.output, result.output
 
 
 def test_eval_command_rejects_an_unknown_split(tiny_model: Path) -> None:

@@ -82,7 +82,8 @@ class AdvantageConfig:
     def __post_init__(self) -> None:
         if self.estimator not in _ESTIMATORS:
             raise ConfigError(
-                f"AdvantageConfig.estimator: unknown {self.estimator!r} (use one of {', '.join(_ESTIMATORS)})"
+                f"AdvantageConfig.estimator: unknown {self.estimator!r} "
+                f"(use one of {', '.join(_ESTIMATORS)})"
             )
         for name in ("step_pooling", "phase_pooling"):
             if getattr(self, name) not in _POOLINGS:
@@ -220,10 +221,10 @@ def multilevel_turn_advantages(
     """The multi-level estimator, per episode and turn (before token whitening).
 
     Each turn gets ``alpha * traj + beta * phase + lam * step``: ``traj`` is the episode's
-    trajectory reward standardized in its group; ``phase`` the reward of the phase segment holding
-    the turn, standardized among the group's segments (of the same kind with ``kind`` pooling), 0 for
-    turns outside any segment (the final answer turn); ``step`` the turn's reward standardized among
-    the group's turns (of the same kind with ``kind`` pooling).
+    trajectory reward standardized in its group; ``phase`` the reward of the phase segment
+    holding the turn, standardized among the group's segments (of the same kind with ``kind``
+    pooling), 0 for turns outside any segment (the final answer turn); ``step`` the turn's reward
+    standardized among the group's turns (of the same kind with ``kind`` pooling).
     """
     if len(rewards) != len(groups):
         raise ConfigError(f"multilevel: {len(rewards)} episodes but {len(groups)} group keys")

@@ -150,7 +150,8 @@ def policy_loss(
         The scalar loss and its :class:`LossStats`.
 
     Raises:
-        ConfigError: shapes differ, clip ranges are negative, or ``kl_coef > 0`` without a reference.
+        ConfigError: shapes differ, clip ranges are negative, or ``kl_coef > 0`` without a
+            reference.
     """
     shapes = {tuple(t.shape) for t in (logprobs, old_logprobs, advantages, mask)}
     if ref_logprobs is not None:

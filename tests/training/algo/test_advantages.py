@@ -55,7 +55,8 @@ def test_grpo_and_dr_grpo_by_hand_with_a_zero_variance_group() -> None:
 def test_gdpo_normalizes_each_reward_then_whitens() -> None:
     rewards = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 1.0]])
     advantages = gdpo_advantages(rewards, ["g", "g", "h", "h"], [1.0, 2.0])
-    # g: col0 -> [1, -1], col1 -> [-1, 1], sum [-1, 1]; h: col0 -> [1, -1], col1 constant -> [1, -1].
+    # g: col0 -> [1, -1], col1 -> [-1, 1], sum [-1, 1];
+    # h: col0 -> [1, -1], col1 constant -> [1, -1].
     assert advantages.tolist() == pytest.approx([-1.0, 1.0, 1.0, -1.0], abs=1e-4)
     with pytest.raises(ConfigError, match="K weights"):
         gdpo_advantages(rewards, ["g"] * 4, [1.0])
@@ -70,7 +71,8 @@ def test_multilevel_by_hand_with_unequal_turn_counts() -> None:
     b = episode([("explore", 0.0), ("final", 0.2)], [("explore", [0], 0.0)], 0.0)
     config = AdvantageConfig(alpha=1.0, beta=0.5, lam=0.5)
     per_turn = multilevel_turn_advantages([a, b], ["t", "t"], config)
-    # traj [1, -1]; explore steps [1, -1]; lone execute step and equal final steps 0; explore phases [1, -1].
+    # traj [1, -1]; explore steps [1, -1]; lone execute step and equal final steps 0;
+    # explore phases [1, -1].
     assert per_turn[0] == pytest.approx([2.0, 1.0, 1.0], abs=1e-4)
     assert per_turn[1] == pytest.approx([-2.0, -1.0], abs=1e-4)
     pooled = multilevel_turn_advantages(
