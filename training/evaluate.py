@@ -1,8 +1,9 @@
 """Evaluate a trained policy on ToolEnv tasks: one summary row per (model, split) for training runs.
 
 The episodes run through ToolEnv's evaluator (:func:`~mcp_servers.toolenv.evaluation.
-evaluate_toolenv`, the one behind ``paraagent eval toolenv``), greedily, with the runtime's agent
-loop; this module reduces its per-episode metrics to the columns training reports compare:
+evaluate_toolenv`, the one behind ``paraagent eval toolenv``) with the runtime's agent loop,
+greedily unless a temperature is given; this module reduces its per-episode metrics to the
+columns training reports compare:
 success (ToolEnv checker), answered, turns, calls, calls per execute turn, format-error turns and
 the simulated tool time (per turn the slowest call, since a turn's calls run in parallel).
 """
@@ -78,11 +79,12 @@ async def evaluate_policy(
     mode: str = "paraact",
     max_turns: int = 8,
     max_tokens: int = 256,
+    temperature: float = 0.0,
     trajectory: TrajectoryWriter | None = None,
     on_row: Callable[[EpisodeMetrics], Any] | None = None,
     concurrency: int = 1,
 ) -> tuple[EvalSummary, list[EpisodeMetrics]]:
-    """Run ``policy`` on every task (greedy decoding) in the task's ToolEnv world.
+    """Run ``policy`` on every task in the task's ToolEnv world (greedy unless ``temperature``).
 
     ``concurrency`` episodes run at once (a local model batches their turns); rows, ``on_row``
     and the episodes written to ``trajectory`` stay in task order.
@@ -102,7 +104,7 @@ async def evaluate_policy(
         split=tasks[0].split if tasks[0].split in SPLITS else "train",
         n=len(tasks),
         max_turns=max_turns,
-        sampling=SamplingParams(max_tokens=max_tokens, temperature=0.0),
+        sampling=SamplingParams(max_tokens=max_tokens, temperature=temperature),
         concurrency=concurrency,
     )
     report = await evaluate_toolenv(

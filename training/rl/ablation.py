@@ -3,18 +3,18 @@
 Every (estimator, seed) pair is one :class:`~training.rl.trainer.RLTrainer` run from the same RL
 config, differing only in ``advantage.estimator`` and ``seed``: same tasks, same steps, same
 rollouts per step, so the same number of sampled episodes. Runs are resumable (each has its own
-directory); a finished run is read back, not rerun. Optionally each final policy is evaluated on
-held-out ToolEnv tasks (greedy).
+directory); a finished run is read back, not rerun. Optionally the starting policy and each final
+policy are evaluated on the same held-out ToolEnv tasks (:class:`Heldout`: greedy, or several
+samples per task at a temperature).
 
 Outputs in ``output_dir``: ``ablation.json`` (per run and per estimator), ``ablation.md`` (the
 table) and ``ablation.png`` (trajectory reward and success per step, mean over seeds).
 
-``python -m training.rl.ablation --config training/configs/rl_cpu.yaml --seeds 0 1 --steps 30``
+``paraagent train rl ablation --config training/configs/rl_cpu.yaml --seed 0 --seed 1``
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import logging
@@ -26,19 +26,49 @@ from typing import Any
 from pydantic import BaseModel
 
 from mcp_servers.toolenv import Task, generate_tasks
-from paraagent_runtime.errors import ConfigError, ParaAgentError
-from training.config import load_config
+from paraagent_runtime.errors import ConfigError
 
 from .config import RLConfig
 from .trainer import METRICS, RLTrainer
 
-__all__ = ["AblationRun", "ablation_table", "main", "plot_ablation", "run_ablation"]
+__all__ = ["AblationRun", "Heldout", "ablation_table", "plot_ablation", "run_ablation"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_ESTIMATORS = ("grpo", "multilevel")
 HELDOUT = "test-seen"
 _CURVES = (("reward/trajectory_mean", "trajectory reward"), ("success", "success (train rollouts)"))
+
+
+class Heldout(BaseModel):
+    """How the starting and the final policies are evaluated on held-out tasks.
+
+    Attributes:
+        tasks: ``test-seen`` tasks (from the RL config's ``task_families`` when set).
+        samples: Episodes per task (more than 1 needs a temperature).
+        temperature: 0 is greedy; above 0 every episode samples at it.
+    """
+
+    tasks: int
+    samples: int = 1
+    temperature: float = 0.0
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Reject counts below 1, a negative temperature, and repeated greedy samples."""
+        if self.tasks < 1 or self.samples < 1 or self.temperature < 0:
+            raise ConfigError(
+                "held-out: need tasks >= 1, samples >= 1 and temperature >= 0, got "
+                f"{self.tasks}, {self.samples}, {self.temperature}"
+            )
+        if self.samples > 1 and self.temperature == 0:
+            raise ConfigError("held-out: several samples per task need a temperature > 0")
+
+    def describe(self) -> str:
+        """One line for the report, e.g. ``12 test-seen tasks x 4 samples at T=1.0``."""
+        decoding = (
+            "greedy" if self.temperature == 0 else f"{self.samples} samples at T={self.temperature}"
+        )
+        return f"{self.tasks} {HELDOUT} tasks, {decoding}"
 
 
 class AblationRun(BaseModel):
@@ -53,7 +83,7 @@ class AblationRun(BaseModel):
         final_success: Mean rollout success over the last ``window`` steps.
         zero_variance_groups: Mean share of zero-variance groups over all steps.
         wall_s: Sum of step times.
-        heldout_success: Greedy success on the held-out tasks (``None`` when not evaluated).
+        heldout_success: Success on the held-out tasks (``None`` when not evaluated).
         curves: Per-step values of the plotted metrics.
     """
 
@@ -113,7 +143,7 @@ def run_ablation(
     estimators: Sequence[str] = DEFAULT_ESTIMATORS,
     seeds: Sequence[int] = (0, 1),
     window: int = 5,
-    heldout_tasks: int = 0,
+    heldout: Heldout | None = None,
 ) -> list[AblationRun]:
     """Run (or read back) every estimator with every seed and write the table and the PNG.
 
@@ -124,41 +154,52 @@ def run_ablation(
         estimators: Advantage estimators to compare.
         seeds: Seeds every estimator runs with.
         window: Steps at the end averaged into the final numbers.
-        heldout_tasks: Held-out (``test-seen``) tasks each final policy is evaluated on; 0 skips.
+        heldout: How the start and each final policy are evaluated (``None`` skips it).
 
     Raises:
         ConfigError: no estimator or seed, a window < 1, or an unknown estimator.
     """
     if not estimators or not seeds:
         raise ConfigError("run_ablation: give at least one estimator and one seed")
-    if window < 1 or heldout_tasks < 0:
-        raise ConfigError("run_ablation: window must be >= 1 and heldout_tasks >= 0")
+    if window < 1:
+        raise ConfigError("run_ablation: window must be >= 1")
     variants = [_variant(base, e, s, output_dir) for e in estimators for s in seeds]
-    heldout_set = generate_tasks(heldout_tasks, seed=base.task_seed, split=HELDOUT)
-    start = _start_heldout(base, output_dir, heldout_set) if heldout_set else None
+    heldout_set = (
+        generate_tasks(heldout.tasks, seed=base.task_seed, split=HELDOUT,
+                       families=base.task_families)
+        if heldout is not None else []
+    )  # fmt: skip
+    start = _start_heldout(base, output_dir, heldout_set, heldout) if heldout else None
     runs = []
     for config in variants:
         metrics = config.output_dir / METRICS
-        heldout = None
-        if len(_read_metrics(metrics)) < config.steps or heldout_tasks:
+        success = None
+        if len(_read_metrics(metrics)) < config.steps or heldout:
             logger.info("ablation run %s", config.output_dir)
             trainer = RLTrainer(config)
             try:
                 trainer.train()
-                if heldout_set:
-                    heldout = trainer.evaluate(heldout_set).success_rate
+                if heldout:
+                    success = _evaluate(trainer, heldout_set, heldout)
             finally:
                 trainer.close()
-        runs.append(_summarize(config, _read_metrics(metrics), window, heldout))
-    write_ablation(runs, output_dir, start_heldout=start)
+        runs.append(_summarize(config, _read_metrics(metrics), window, success))
+    write_ablation(runs, output_dir, start_heldout=start, heldout=heldout)
     return runs
 
 
-def _start_heldout(base: RLConfig, output_dir: Path, tasks: Sequence[Task]) -> float:
-    """Greedy held-out success of the starting policy (step 0), cached in ``start.json``.
+def _evaluate(trainer: RLTrainer, tasks: Sequence[Task], heldout: Heldout) -> float:
+    summary = trainer.evaluate(tasks, samples=heldout.samples, temperature=heldout.temperature)
+    return summary.success_rate
+
+
+def _start_heldout(
+    base: RLConfig, output_dir: Path, tasks: Sequence[Task], heldout: Heldout
+) -> float:
+    """Held-out success of the starting policy (step 0), cached in ``start.json``.
 
     The same tasks and decoding as the final policies' evaluation, so before and after compare.
-    The cache is reused only for the same starting weights, tasks and decoding limits.
+    The cache is reused only for the same starting weights, tasks and decoding.
     """
     key = {
         "model": base.model,
@@ -166,6 +207,8 @@ def _start_heldout(base: RLConfig, output_dir: Path, tasks: Sequence[Task]) -> f
         "tasks": [task.id for task in tasks],
         "max_turns": base.max_turns,
         "max_new_tokens": base.max_new_tokens,
+        "samples": heldout.samples,
+        "temperature": heldout.temperature,
     }
     cache = output_dir / "start.json"
     if cache.is_file():
@@ -175,7 +218,7 @@ def _start_heldout(base: RLConfig, output_dir: Path, tasks: Sequence[Task]) -> f
     config = dataclasses.replace(base, output_dir=output_dir / "start", resume=False, steps=1)
     trainer = RLTrainer(config)
     try:
-        success = trainer.evaluate(tasks).success_rate
+        success = _evaluate(trainer, tasks, heldout)
     finally:
         trainer.close()
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -192,10 +235,16 @@ def _mean_std(values: Sequence[float]) -> str:
     return f"{statistics.fmean(values):.3f} ± {statistics.stdev(values):.3f}"
 
 
-def ablation_table(runs: Sequence[AblationRun], *, start_heldout: float | None = None) -> str:
+def ablation_table(
+    runs: Sequence[AblationRun],
+    *,
+    start_heldout: float | None = None,
+    heldout: Heldout | None = None,
+) -> str:
     """A markdown table: one row per estimator, mean ± std over seeds.
 
-    With ``start_heldout`` a first row gives the starting policy's held-out success.
+    With ``start_heldout`` a first row gives the starting policy's held-out success; with
+    ``heldout`` a line under the table says how held-out success was measured.
     """
     lines = [
         "| estimator | seeds | steps | episodes | final reward | final success "
@@ -206,16 +255,18 @@ def ablation_table(runs: Sequence[AblationRun], *, start_heldout: float | None =
         lines.append(f"| start (no RL) | - | 0 | 0 | - | - | {start_heldout:.3f} | - | 0 |")
     for estimator in dict.fromkeys(run.estimator for run in runs):
         group = [run for run in runs if run.estimator == estimator]
-        heldout = [run.heldout_success for run in group if run.heldout_success is not None]
+        scores = [run.heldout_success for run in group if run.heldout_success is not None]
         lines.append(
             f"| {estimator} | {','.join(str(run.seed) for run in group)} "
             f"| {group[0].steps} | {sum(run.episodes for run in group)} "
             f"| {_mean_std([run.final_reward for run in group])} "
             f"| {_mean_std([run.final_success for run in group])} "
-            f"| {_mean_std(heldout) if heldout else '-'} "
+            f"| {_mean_std(scores) if scores else '-'} "
             f"| {_mean_std([run.zero_variance_groups for run in group])} "
             f"| {sum(run.wall_s for run in group):.0f} |"
         )
+    if heldout is not None:
+        lines += ["", f"Held-out success: {heldout.describe()}."]
     return "\n".join(lines) + "\n"
 
 
@@ -248,54 +299,21 @@ def plot_ablation(runs: Sequence[AblationRun], png_path: Path) -> Path:
 
 
 def write_ablation(
-    runs: Sequence[AblationRun], output_dir: Path, *, start_heldout: float | None = None
+    runs: Sequence[AblationRun],
+    output_dir: Path,
+    *,
+    start_heldout: float | None = None,
+    heldout: Heldout | None = None,
 ) -> None:
     """Write ``ablation.json``, ``ablation.md`` and ``ablation.png`` to ``output_dir``."""
     output_dir.mkdir(parents=True, exist_ok=True)
-    table = ablation_table(runs, start_heldout=start_heldout)
+    table = ablation_table(runs, start_heldout=start_heldout, heldout=heldout)
     payload = {
         "runs": [run.model_dump() for run in runs],
         "start_heldout_success": start_heldout,
+        "heldout": heldout.model_dump() if heldout is not None else None,
         "table": table,
     }
     (output_dir / "ablation.json").write_text(json.dumps(payload, indent=2), encoding="utf-8")
     (output_dir / "ablation.md").write_text(table, encoding="utf-8")
     plot_ablation(runs, output_dir / "ablation.png")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m training.rl.ablation``: run, print the table; exit status 2 on a bad config."""
-    parser = argparse.ArgumentParser(description="Trajectory-only GRPO vs multi-level ablation.")
-    parser.add_argument("--config", type=Path, help="RLConfig YAML/JSON shared by every run.")
-    parser.add_argument("--model", help="Starting checkpoint (overrides the config).")
-    parser.add_argument("--adapter", type=Path, help="LoRA adapter to start from (needs lora).")
-    parser.add_argument("--output-dir", type=Path, default=Path("runs/rl-ablation"))
-    parser.add_argument("--steps", type=int, help="Steps per run (overrides the config).")
-    parser.add_argument("--estimators", nargs="+", default=list(DEFAULT_ESTIMATORS))
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
-    parser.add_argument("--window", type=int, default=5, help="Final steps averaged.")
-    parser.add_argument("--heldout-tasks", type=int, default=0, help="Held-out tasks per run.")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    try:
-        base = load_config(
-            RLConfig, args.config, model=args.model, adapter=args.adapter, steps=args.steps
-        )
-        runs = run_ablation(
-            base,
-            output_dir=args.output_dir,
-            estimators=args.estimators,
-            seeds=args.seeds,
-            window=args.window,
-            heldout_tasks=args.heldout_tasks,
-        )
-    except ParaAgentError as exc:
-        print(f"error: {exc}")
-        return 2
-    print(ablation_table(runs), end="")
-    print(f"written to {args.output_dir}/ablation.{{json,md,png}}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -96,20 +96,33 @@ def ablation(
         typer.Option(help="Estimators to compare (repeat; default grpo, multilevel)."),
     ] = None,
     seed: Annotated[list[int] | None, typer.Option(help="Seeds (repeat; default 0 and 1).")] = None,
-    heldout_tasks: Annotated[int, typer.Option(help="Held-out tasks per final policy.")] = 0,
+    heldout_tasks: Annotated[
+        int, typer.Option(help="Held-out test-seen tasks for the start and each final policy.")
+    ] = 0,
+    heldout_samples: Annotated[
+        int, typer.Option(help="Episodes per held-out task (needs --heldout-temperature).")
+    ] = 1,
+    heldout_temperature: Annotated[
+        float, typer.Option(help="Held-out sampling temperature (0 = greedy).")
+    ] = 0.0,
 ) -> None:
     """Trajectory-only GRPO vs multi-level advantages: same seeds and budget, a table and a PNG."""
-    from .ablation import run_ablation
+    from .ablation import Heldout, run_ablation
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
         base = _load(config, model, adapter, steps=steps)
+        heldout = (
+            Heldout(tasks=heldout_tasks, samples=heldout_samples, temperature=heldout_temperature)
+            if heldout_tasks
+            else None
+        )
         run_ablation(
             base,
             output_dir=output_dir,
             estimators=estimator or ("grpo", "multilevel"),
             seeds=seed or (0, 1),
-            heldout_tasks=heldout_tasks,
+            heldout=heldout,
         )
     except ParaAgentError as exc:
         typer.echo(f"error: {exc}", err=True)

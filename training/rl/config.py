@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from mcp_servers.toolenv import Task, generate_tasks, load_tasks
+from mcp_servers.toolenv.tasks import ALL_FAMILIES
 from paraagent_runtime.errors import ConfigError
 from training.algo.advantages import AdvantageConfig
 from training.algo.loss import Aggregation
@@ -68,6 +70,8 @@ class RLConfig:
         n_tasks (`int`, defaults to `64`): Tasks generated when `tasks_file` is not set.
         task_seed (`int`, defaults to `0`): Seed of the generated tasks.
         task_split (`str`, defaults to `"train"`): Split label of the generated tasks.
+        task_families (`tuple[str, ...]`, *optional*): Families the generated tasks come from
+            (default: the split's), e.g. the ones the starting checkpoint was trained on.
         steps (`int`, defaults to `100`): Optimizer steps in total (a resumed run continues).
         tasks_per_step (`int`, defaults to `4`): Rollout groups (tasks) per step.
         group_size (`int`, defaults to `4`): Rollouts per task; they share the task's seed (world).
@@ -132,6 +136,9 @@ class RLConfig:
     n_tasks: int = option(64, help="Tasks generated when tasks_file is not set.")
     task_seed: int = option(0, help="Seed of the generated tasks.")
     task_split: str = option("train", help="Split label of the generated tasks.")
+    task_families: tuple[str, ...] | None = option(
+        None, help="Families the generated tasks come from (None: the split's families)."
+    )
     steps: int = option(100, help="Optimizer steps in total (a resumed run continues).")
     tasks_per_step: int = option(4, help="Rollout groups (tasks) per step.")
     group_size: int = option(4, help="Rollouts per task, sharing the task's seed.")
@@ -170,6 +177,14 @@ class RLConfig:
         if self.adapter is not None:
             self.adapter = Path(self.adapter)
         self.lora_target_modules = tuple(self.lora_target_modules)
+        if self.task_families is not None:
+            self.task_families = tuple(self.task_families)
+            unknown = sorted(set(self.task_families) - set(ALL_FAMILIES))
+            if unknown or not self.task_families:
+                raise ConfigError(
+                    f"RLConfig.task_families: unknown {', '.join(unknown) or '(empty list)'}; "
+                    f"use names from {', '.join(sorted(ALL_FAMILIES))}"
+                )
         for name in _POSITIVE_INTS:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -197,6 +212,14 @@ class RLConfig:
             )
         self._check_lora()
         self._check_rollouts()
+
+    def training_tasks(self) -> list[Task]:
+        """The tasks to train on: ``tasks_file`` when set, else ``n_tasks`` generated ones."""
+        if self.tasks_file is not None:
+            return load_tasks(self.tasks_file)
+        return generate_tasks(
+            self.n_tasks, seed=self.task_seed, split=self.task_split, families=self.task_families
+        )
 
     def _check_lora(self) -> None:
         if self.adapter is not None and not self.lora:

@@ -38,7 +38,7 @@ from typing import Any
 
 import torch
 
-from mcp_servers.toolenv import Task, ToolEnv, generate_tasks, load_tasks
+from mcp_servers.toolenv import Task, ToolEnv
 from paraagent_runtime.agent import Agent, AgentConfig
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.policy.base import Policy, SamplingParams
@@ -110,13 +110,7 @@ class RLTrainer:
 
     def __init__(self, config: RLConfig, *, tasks: Sequence[Task] | None = None) -> None:
         self.config = config
-        if tasks is None:
-            tasks = (
-                load_tasks(config.tasks_file)
-                if config.tasks_file is not None
-                else generate_tasks(config.n_tasks, seed=config.task_seed, split=config.task_split)
-            )
-        self.tasks = list(tasks)
+        self.tasks = list(config.training_tasks() if tasks is None else tasks)
         if not self.tasks:
             raise ConfigError("RLTrainer: no tasks to train on")
         self.output_dir = config.output_dir
@@ -392,18 +386,31 @@ class RLTrainer:
             plot_curves(metrics_path, self.output_dir / CURVES)
         return history
 
-    def evaluate(self, tasks: Sequence[Task]) -> EvalSummary:
-        """Greedy success of the current policy on ``tasks`` (each in its own ToolEnv world)."""
+    def evaluate(
+        self, tasks: Sequence[Task], *, samples: int = 1, temperature: float = 0.0
+    ) -> EvalSummary:
+        """Success of the current policy on ``tasks``, each in its own ToolEnv world.
+
+        Greedy by default; with a ``temperature`` every task runs ``samples`` times and the
+        success rate is the mean over all those episodes (a finer measure than one greedy
+        episode per task, and the quantity RL at that temperature optimizes).
+        """
+        if samples < 1 or temperature < 0:
+            raise ConfigError(
+                f"evaluate: need samples >= 1 and temperature >= 0, got {samples}, {temperature}"
+            )
+        episodes = [task for task in tasks for _ in range(samples)]
         self.model.eval()
         self._loop.run_until_complete(self.engine.sync(self.rl_model, self.step))
         summary, _ = self._loop.run_until_complete(
             evaluate_policy(
                 self.engine.policy,
-                tasks,
+                episodes,
                 model=f"rl-step-{self.step}",
                 max_turns=self.config.max_turns,
                 max_tokens=self.config.max_new_tokens,
-                concurrency=min(len(tasks), _EVAL_CONCURRENCY) or 1,
+                temperature=temperature,
+                concurrency=min(len(episodes), _EVAL_CONCURRENCY) or 1,
             )
         )
         return summary

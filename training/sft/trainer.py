@@ -224,7 +224,9 @@ def train_sft(
         torch.set_num_threads(config.torch_threads)
     use_cpu = _use_cpu(config.device)
     policy = TransformersPolicy(
-        config.model, adapter=config.init_adapter, dtype=config.dtype  # type: ignore[arg-type]
+        config.model,
+        adapter=config.init_adapter,
+        dtype=config.dtype,  # type: ignore[arg-type]
     )
     policy.load()
     if config.init_adapter is not None:

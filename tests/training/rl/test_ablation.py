@@ -11,9 +11,9 @@ from paraagent_runtime.errors import ConfigError
 from training.rl import RLConfig
 from training.rl.ablation import (
     AblationRun,
+    Heldout,
     _start_heldout,
     ablation_table,
-    main,
     run_ablation,
 )
 
@@ -51,13 +51,41 @@ def test_bad_ablation_arguments_raise(tmp_path: Path, kwargs: dict, match: str) 
         run_ablation(RLConfig(output_dir=tmp_path), output_dir=tmp_path, **kwargs)
 
 
-def test_cli_reports_a_bad_config_with_status_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_cli_reports_a_bad_config_with_status_2(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from training.rl.cli import rl_app
+
     config = tmp_path / "rl.yaml"
     config.write_text("group_size: 1\n")
-    assert main(["--config", str(config), "--output-dir", str(tmp_path)]) == 2
-    assert "group_size" in capsys.readouterr().out
+    args = ["ablation", "--config", str(config), "--output-dir", str(tmp_path)]
+    result = CliRunner().invoke(rl_app, args)
+    assert result.exit_code == 2 and "group_size" in result.output
+    result = CliRunner().invoke(
+        rl_app, [*args[:1], "--heldout-tasks", "2", "--heldout-samples", "4"]
+    )
+    assert result.exit_code == 2 and "need a temperature" in result.output
+
+
+@pytest.mark.parametrize(
+    ("values", "match"),
+    [
+        ({"tasks": 0}, "tasks >= 1"),
+        ({"tasks": 2, "samples": 0, "temperature": 1.0}, "samples >= 1"),
+        ({"tasks": 2, "temperature": -1.0}, "temperature >= 0"),
+        ({"tasks": 2, "samples": 3}, "need a temperature"),
+    ],
+)
+def test_heldout_spec_rejects_bad_values(values: dict, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        Heldout(**values)
+
+
+def test_table_says_how_heldout_success_was_measured() -> None:
+    spec = Heldout(tasks=12, samples=4, temperature=1.0)
+    table = ablation_table([_run("grpo", 0, 0.2)], start_heldout=0.25, heldout=spec)
+    assert table.splitlines()[2].startswith("| start (no RL) | - | 0 | 0 | - | - | 0.250 |")
+    assert table.rstrip().endswith("Held-out success: 12 test-seen tasks, 4 samples at T=1.0.")
 
 
 @pytest.mark.slow
@@ -65,9 +93,16 @@ def test_ablation_runs_both_estimators_with_the_same_budget(
     cold_start: Path, tmp_path: Path
 ) -> None:
     base = _config(
-        cold_start, tmp_path / "unused", steps=2, save_every=2, tasks_file=None, n_tasks=2
+        cold_start,
+        tmp_path / "unused",
+        steps=2,
+        save_every=2,
+        tasks_file=None,
+        n_tasks=2,
+        task_families=["city_pair_facts"],
     )
-    runs = run_ablation(base, output_dir=tmp_path, seeds=(0,), window=2, heldout_tasks=1)
+    heldout = Heldout(tasks=1, samples=2, temperature=1.0)
+    runs = run_ablation(base, output_dir=tmp_path, seeds=(0,), window=2, heldout=heldout)
     assert [r.estimator for r in runs] == ["grpo", "multilevel"]
     assert {r.episodes for r in runs} == {2 * base.tasks_per_step * base.group_size}
     assert all(r.heldout_success is not None and len(r.curves["success"]) == 2 for r in runs)
@@ -77,14 +112,20 @@ def test_ablation_runs_both_estimators_with_the_same_budget(
     assert len(written["runs"]) == 2
     # The starting policy is evaluated once on the same held-out tasks, before any update.
     start = json.loads((tmp_path / "start.json").read_text())
-    assert len(start["key"]["tasks"]) == 1
+    assert len(start["key"]["tasks"]) == 1 and start["key"]["samples"] == 2
     assert written["start_heldout_success"] == start["heldout_success"]
+    assert written["heldout"] == heldout.model_dump()
+    # Two sampled episodes of one task: the success rate is a multiple of 1/2.
+    assert all((2 * r.heldout_success) % 1 == 0 for r in runs if r.heldout_success is not None)
     assert "| start (no RL) |" in (tmp_path / "ablation.md").read_text()
-    # The cached start score is reused only for the same starting point and decoding limits.
-    tasks = generate_tasks(1, seed=base.task_seed, split="test-seen")
+    # The cached start score is reused only for the same starting point and decoding.
+    tasks = generate_tasks(1, seed=base.task_seed, split="test-seen", families=["city_pair_facts"])
+    assert start["key"]["tasks"] == [tasks[0].id]
     (tmp_path / "start.json").write_text(json.dumps({**start, "heldout_success": 0.5}))
-    assert _start_heldout(base, tmp_path, tasks) == 0.5
+    assert _start_heldout(base, tmp_path, tasks, heldout) == 0.5
     changed = dataclasses.replace(base, max_turns=base.max_turns + 1)
-    assert _start_heldout(changed, tmp_path, tasks) == start["heldout_success"]
+    assert _start_heldout(changed, tmp_path, tasks, heldout) == start["heldout_success"]
+    _start_heldout(base, tmp_path, tasks, Heldout(tasks=1))
+    assert json.loads((tmp_path / "start.json").read_text())["key"]["temperature"] == 0.0
     again = run_ablation(base, output_dir=tmp_path, seeds=(0,), window=2)
     assert [r.final_reward for r in again] == [r.final_reward for r in runs]

@@ -10,9 +10,7 @@ from training.rl import RLConfig
 CONFIGS = Path(__file__).resolve().parents[3] / "training" / "configs"
 
 
-@pytest.mark.parametrize(
-    "name", ["rl_cpu.yaml", "rl_gpu_qwen3_4b.yaml", "rl_gpu_qwen3_4b_server.yaml"]
-)
+@pytest.mark.parametrize("name", sorted(p.name for p in CONFIGS.glob("rl_*.yaml")))
 def test_shipped_rl_configs_validate(name: str) -> None:
     values = yaml.safe_load((CONFIGS / name).read_text())
     adapter = Path(values.pop("adapter"))

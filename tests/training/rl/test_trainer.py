@@ -53,11 +53,21 @@ def test_two_rl_steps_end_to_end_change_params_and_resume(cold_start: Path, tmp_
         ({"reward": {"nope": 1}}, "reward"),
         ({"advantage": {"estimator": "ppo"}}, "estimator"),
         ({"aggregation": "sum"}, "aggregation"),
+        ({"task_families": ["nope"]}, "task_families: unknown nope"),
+        ({"task_families": []}, "task_families: unknown \\(empty list\\)"),
     ],
 )
 def test_rl_config_rejects_bad_values(bad: dict, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         RLConfig(**bad)
+
+
+def test_generated_rl_tasks_come_from_the_configured_families(tmp_path: Path) -> None:
+    config = RLConfig(
+        n_tasks=4, task_families=["stock_compare", "email_contact"], output_dir=tmp_path
+    )
+    assert config.task_families == ("stock_compare", "email_contact")
+    assert {task.family for task in config.training_tasks()} == {"stock_compare", "email_contact"}
 
 
 def test_rl_config_accepts_nested_mappings() -> None:
