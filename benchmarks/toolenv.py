@@ -29,7 +29,10 @@ from mcp_servers.toolenv.server import build_server
 from paraagent_runtime.mcp import MCPServerConfig
 
 CONCURRENCY = (1, 16, 256)
-_SERVE = "from mcp_servers.toolenv.serve import Transport, serve_command; serve_command(transport=Transport({t!r}), port={p})"
+_SERVE = (
+    "from mcp_servers.toolenv.serve import Transport, serve_command; "
+    "serve_command(transport=Transport({t!r}), port={p})"
+)
 
 
 async def _rate(call: Any, concurrency: int) -> float:

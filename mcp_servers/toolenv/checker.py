@@ -39,7 +39,10 @@ class CheckResult(BaseModel):
 
 
 def extract_numbers(text: str) -> list[tuple[float, int]]:
-    """Every number in ``text`` as ``(value, decimals written)``; thousands separators understood."""
+    """Every number in ``text`` as ``(value, decimals written)``.
+
+    Thousands separators understood.
+    """
     out = []
     for match in _NUMBER.finditer(text):
         raw = match.group().replace("−", "-")

@@ -5,8 +5,10 @@ The tree::
     ToolExecutionError (paraagent_runtime.errors)
     └── ToolEnvError
         ├── ToolEnvUnknownToolError     no record with that provider/tool
-        ├── ToolEnvArgumentError        arguments fail the tool's input JSON Schema (also a ValueError)
-        ├── ToolEnvNotFoundError        a well-formed argument names nothing in the world (city, flight…)
+        ├── ToolEnvArgumentError        arguments fail the tool's input JSON Schema
+        │                               (also a ValueError)
+        ├── ToolEnvNotFoundError        a well-formed argument names nothing in the world
+        │                               (city, flight…)
         └── ToolEnvTransientError       injected failures that a retry may fix
             ├── ToolEnvTimeoutError     the simulated upstream timed out (also a TimeoutError)
             ├── ToolEnvHTTPError        the simulated upstream answered 429 or 503

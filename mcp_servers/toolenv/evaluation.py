@@ -1,4 +1,6 @@
-"""Evaluate an agent on ToolEnv tasks: success, turns, parallelism, critical path, wall-clock, recall.
+"""Evaluate an agent on ToolEnv tasks.
+
+Measures success, turns, parallelism, critical path, wall-clock, recall.
 
 Each task runs in a fresh :meth:`ToolEnv.for_task` environment through the runtime's own
 :class:`~paraagent_runtime.agent.Agent`; the answer is checked with :func:`check_answer`.

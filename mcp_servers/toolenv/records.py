@@ -27,7 +27,9 @@ class ToolRecord(BaseModel):
 
     name: str
     description: str = ""
-    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    input_schema: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
     output_schema: dict[str, Any] | None = None
     response_template: Any = None
     annotations: ToolAnnotations = Field(default_factory=ToolAnnotations)

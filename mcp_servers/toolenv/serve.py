@@ -26,14 +26,14 @@ __all__ = ["CatalogChoice", "Transport", "catalog_records", "serve_command"]
 logger = logging.getLogger(__name__)
 
 
-class Transport(str, Enum):
+class Transport(str, Enum):  # noqa: UP042 - StrEnum changes str()/format()
     """MCP transports the server speaks."""
 
     stdio = "stdio"
     http = "http"
 
 
-class CatalogChoice(str, Enum):
+class CatalogChoice(str, Enum):  # noqa: UP042 - StrEnum changes str()/format()
     """Which catalog to serve."""
 
     builtin = "builtin"

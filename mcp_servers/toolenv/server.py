@@ -52,7 +52,10 @@ SEARCH = "search_tools"
 CALL = "call_tool"
 _GATEWAY_SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
     SEARCH: (
-        "Search the ToolEnv catalog by what a tool does; returns tool cards (name, description, parameters).",
+        (
+            "Search the ToolEnv catalog by what a tool does; returns tool cards (name, "
+            "description, parameters)."
+        ),
         {
             "type": "object",
             "properties": {

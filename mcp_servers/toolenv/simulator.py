@@ -44,13 +44,16 @@ __all__ = ["FailureKind", "LatencyModel", "PinnedResponse", "ToolEnvSimulator"]
 logger = logging.getLogger(__name__)
 
 FailureKind = str
-"""One of ``"timeout"``, ``"rate_limit"`` (HTTP 429), ``"unavailable"`` (HTTP 503), ``"truncated"``."""
+"""One of ``"timeout"``, ``"rate_limit"`` (HTTP 429), ``"unavailable"`` (HTTP 503), \
+``"truncated"``."""
 FAILURE_KINDS: tuple[FailureKind, ...] = ("timeout", "rate_limit", "unavailable", "truncated")
 
 
 @dataclass(frozen=True)
 class LatencyModel:
-    """Seeded per-call latency: ``base_s`` (or a per-tool/per-provider override) plus uniform jitter.
+    """Seeded per-call latency.
+
+    ``base_s`` (or a per-tool/per-provider override) plus uniform jitter.
 
     Args:
         base_s: Latency every call pays.
@@ -112,7 +115,8 @@ class ToolEnvSimulator:
         unknown = set(self.failure_kinds) - set(FAILURE_KINDS)
         if unknown or not self.failure_kinds:
             raise ValueError(
-                f"failure_kinds must be a non-empty subset of {FAILURE_KINDS}, got {sorted(unknown)}"
+                f"failure_kinds must be a non-empty subset of {FAILURE_KINDS}, got "
+                f"{sorted(unknown)}"
             )
         self.seed = int(seed)
         self.failure_rate = failure_rate

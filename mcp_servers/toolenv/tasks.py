@@ -1,4 +1,6 @@
-"""Verifiable tasks over the built-in catalog: a query, a gold call DAG, and the facts an answer needs.
+"""Verifiable tasks over the built-in catalog.
+
+A task is a query, a gold call DAG, and the facts an answer needs.
 
 Each task family picks entities from a seeded world, then *runs* its gold DAG against a simulator
 of that world: a node's arguments may be bound to fields of earlier outputs (``bindings``), and
@@ -165,7 +167,8 @@ def execute_gold(task: Task, simulator: ToolEnvSimulator) -> dict[str, Any]:
                 arguments[name] = resolve_binding(outputs, reference)
             if arguments != call.arguments:
                 raise ValueError(
-                    f"{task.id}/{node}: bound arguments {arguments} differ from recorded {call.arguments}"
+                    f"{task.id}/{node}: bound arguments {arguments} differ from recorded "
+                    f"{call.arguments}"
                 )
             outputs[node] = simulator.respond(call.tool, arguments)
     return outputs
@@ -338,10 +341,14 @@ def _trip_briefing(trace: _Trace, rng: random.Random) -> tuple[str, str]:
     hotel = trace.fact(f"{n3}.hotels.0.name", "cheapest hotel")
     total = trace.fact(f"{n5}.converted_amount", f"two nights in {target}", tolerance=0.05)
     query = (
-        f"I'm taking {flight.number} tomorrow. Give me a briefing for my destination: current temperature, local "
-        f"time, and the cheapest hotel for 2 nights from {check_in} with its total in {target}."
+        f"I'm taking {flight.number} tomorrow. Give me a briefing for my destination: "
+        "current temperature, local time, and the cheapest hotel for 2 nights from "
+        f"{check_in} with its total in {target}."
     )
-    answer = f"{flight.number} lands in {city}: {temp}°C now, local time {local}. Cheapest hotel: {hotel}, {total} {target} for 2 nights."
+    answer = (
+        f"{flight.number} lands in {city}: {temp}°C now, local time {local}. Cheapest hotel: "
+        f"{hotel}, {total} {target} for 2 nights."
+    )
     return query, answer
 
 
@@ -359,7 +366,10 @@ def _match_venue_forecast(trace: _Trace, rng: random.Random) -> tuple[str, str]:
         rng,
         (
             "When and where do the {t} play next, and what's the forecast high there that day?",
-            "Will it be warm for the {t}' next game? Tell me the date, the city and the expected high.",
+            (
+                "Will it be warm for the {t}' next game? Tell me the date, the city and the "
+                "expected high."
+            ),
         ),
     )
     return query.format(
@@ -452,7 +462,10 @@ def _airport_sun_times(trace: _Trace, rng: random.Random) -> tuple[str, str]:
         city = trace.fact(f"{n1}.city", f"city of {code}")
         sunset = trace.fact(f"{n2}.sunset", f"sunset at {code}")
         parts.append(f"{code} serves {city}, sunset {sunset}")
-    query = f"I land at {_and(airports)} on {day}. Which city is that, and when does the sun set there that day?"
+    query = (
+        f"I land at {_and(airports)} on {day}. Which city is that, and when does the sun set "
+        "there that day?"
+    )
     return query, "; ".join(parts) + "."
 
 
@@ -463,10 +476,16 @@ def _company_fx(trace: _Trace, rng: random.Random) -> tuple[str, str]:
     n2 = trace.call("currency/get_exchange_rate", {"quote": quote}, bind={"base": f"{n1}.currency"})
     headquarters = trace.fact(f"{n1}.headquarters", f"headquarters of {stock.symbol}")
     rate = trace.fact(f"{n2}.rate", f"rate of its currency to {quote}", tolerance=0.01)
-    query = f"Where is {stock.symbol} headquartered, and what is the exchange rate from the currency it reports in to {quote}?"
+    query = (
+        f"Where is {stock.symbol} headquartered, and what is the exchange rate from the currency "
+        f"it reports in to {quote}?"
+    )
     return (
         query,
-        f"{stock.symbol} is based in {headquarters}; 1 {trace.get(f'{n1}.currency')} = {rate} {quote}.",
+        (
+            f"{stock.symbol} is based in {headquarters}; 1 {trace.get(f'{n1}.currency')} = {rate} "
+            f"{quote}."
+        ),
     )
 
 
@@ -481,7 +500,10 @@ def _recipe_nutrition(trace: _Trace, rng: random.Random) -> tuple[str, str]:
     )
     name = trace.fact(f"{n1}.recipes.0.name", "first recipe found")
     calories = trace.fact(f"{n2}.calories", f"calories for {servings} serving(s)", tolerance=1.0)
-    query = f"Find me a {diet} recipe and tell me how many calories {servings} serving(s) of the first one have."
+    query = (
+        f"Find me a {diet} recipe and tell me how many calories {servings} serving(s) of the "
+        "first one have."
+    )
     return query, f"{name}: {calories} kcal for {servings} serving(s)."
 
 
@@ -511,7 +533,10 @@ def _movie_showtimes(trace: _Trace, rng: random.Random) -> tuple[str, str]:
     title = trace.fact(f"{n1}.movies.0.title", "first film found")
     cinema = trace.fact(f"{n2}.showtimes.0.cinema", "cinema of the first showtime")
     price = trace.fact(f"{n2}.showtimes.0.price", "ticket price", tolerance=0.01)
-    query = f"Search films matching 'the', take the first hit and tell me where it shows first in {city} on {day} and the ticket price."
+    query = (
+        "Search films matching 'the', take the first hit and tell me where it shows first in "
+        f"{city} on {day} and the ticket price."
+    )
     return query, f"{title} shows first at {cinema}; a ticket costs {price}."
 
 
@@ -548,7 +573,8 @@ HELD_OUT_TOOLS: frozenset[str] = frozenset(
 HELD_OUT_CATEGORIES: frozenset[str] = frozenset(
     {"Food", "Language", "Entertainment", "News", "Productivity"}
 )
-"""Categories only ``test-unseen-categories`` tasks touch (recipes, translation, movies, news, calendar)."""
+"""Categories only ``test-unseen-categories`` tasks touch (recipes, translation, movies, news, \
+calendar)."""
 
 
 def split_families(split: str) -> list[str]:
@@ -602,7 +628,8 @@ def generate_tasks(
     unknown = [name for name in chosen if name not in ALL_FAMILIES]
     if n < 0 or unknown or not chosen:
         raise ConfigError(
-            f"generate_tasks: need n >= 0 and families from {sorted(ALL_FAMILIES)}; got n={n}, unknown={unknown}"
+            f"generate_tasks: need n >= 0 and families from {sorted(ALL_FAMILIES)}; got n={n}, "
+            f"unknown={unknown}"
         )
     if split in ("train", "test-seen"):
         leaked = [name for name in chosen if name not in FAMILIES]

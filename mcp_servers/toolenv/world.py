@@ -267,7 +267,8 @@ class World:
         city = self._cities.get(key) or self._cities.get(normalize_name(name.split(",")[0]))
         if city is None:
             raise ToolEnvNotFoundError(
-                f"unknown city {name!r}; known cities include {', '.join(c.name for c in CITIES[:6])}"
+                f"unknown city {name!r}; known cities include "
+                f"{', '.join(c.name for c in CITIES[:6])}"
             )
         return city
 
@@ -585,7 +586,10 @@ class World:
                     sender=person.email,
                     sender_name=person.name,
                     subject=subject,
-                    body=f"Hi Alex,\n\n{subject}. Let me know what you think.\n\nBest,\n{person.name.split()[0]}",
+                    body=(
+                        f"Hi Alex,\n\n{subject}. Let me know what you think.\n\n"
+                        f"Best,\n{person.name.split()[0]}"
+                    ),
                     received_at=received.strftime("%Y-%m-%dT%H:%M"),
                     unread=rng.random() < 0.4,
                     folder=rng.choice(("inbox", "inbox", "inbox", "archive")),
@@ -607,9 +611,16 @@ class World:
             stock = rng.choice(stocks)
             if category == "business":
                 move = (stock.price / stock.previous_close - 1) * 100
-                title = f"{stock.name} shares {'rise' if move >= 0 else 'fall'} {abs(move):.1f}% on {stock.exchange}"
+                title = (
+                    f"{stock.name} shares {'rise' if move >= 0 else 'fall'} "
+                    f"{abs(move):.1f}% on {stock.exchange}"
+                )
             elif category == "technology":
-                title = f"{stock.name} unveils a new {rng.choice(('AI assistant', 'chip', 'cloud region', 'headset'))} in {city.name}"
+                title = (
+                    f"{stock.name} unveils a new "
+                    f"{rng.choice(('AI assistant', 'chip', 'cloud region', 'headset'))} in "
+                    f"{city.name}"
+                )
             elif category == "sports":
                 league = rng.choice(leagues)
                 title = f"{rng.choice(league.teams)} look ahead to a busy {league.name} month"
@@ -617,9 +628,15 @@ class World:
                 airline = rng.choice(_AIRLINES)[1]
                 title = f"{airline} adds extra flights to {city.name} for the season"
             elif category == "science":
-                title = f"Researchers in {city.name} report progress on {rng.choice(('battery recycling', 'coral restoration', 'fusion materials', 'malaria vaccines'))}"
+                title = (
+                    f"Researchers in {city.name} report progress on "
+                    f"{rng.choice(('battery recycling', 'coral restoration', 'fusion materials', 'malaria vaccines'))}"  # noqa: E501
+                )
             else:
-                title = f"{city.name} hosts international summit on {rng.choice(('water security', 'urban transport', 'trade', 'climate adaptation'))}"
+                title = (
+                    f"{city.name} hosts international summit on "
+                    f"{rng.choice(('water security', 'urban transport', 'trade', 'climate adaptation'))}"  # noqa: E501
+                )
             published = self.now_utc - timedelta(minutes=rng.randrange(5, 60 * 72))
             out.append(
                 Article(
@@ -628,7 +645,9 @@ class World:
                     category=category,
                     source=rng.choice(_NEWS_SOURCES),
                     published_at=published.strftime("%Y-%m-%dT%H:%M"),
-                    summary=f"{title}. Our correspondents summarise what happened and what comes next.",
+                    summary=(
+                        f"{title}. Our correspondents summarise what happened and what comes next."
+                    ),
                     country=city.country_code,
                 )
             )
@@ -693,7 +712,10 @@ class World:
         return tuple(matches)
 
     def team(self, name: str) -> tuple[League, str]:
-        """The league and canonical name of a team (matched on normalized name, or a unique word)."""
+        """The league and canonical name of a team.
+
+        Matched on normalized name, or a unique word.
+        """
         key = normalize_name(name)
         candidates = []
         for league in self.leagues.values():
@@ -769,7 +791,10 @@ class World:
                 round(rng.uniform(5.1, 8.9), 1),
                 f"{rng.choice(_FIRST)} {rng.choice(_LAST)}",
                 tuple(f"{rng.choice(_FIRST)} {rng.choice(_LAST)}" for _ in range(3)),
-                f"A {genre} about {rng.choice(('a lighthouse keeper', 'two rival chefs', 'a lost satellite', 'an unlikely heist crew', 'a family reunion'))}.",
+                (
+                    f"A {genre} about "
+                    f"{rng.choice(('a lighthouse keeper', 'two rival chefs', 'a lost satellite', 'an unlikely heist crew', 'a family reunion'))}."  # noqa: E501
+                ),
             )
         return out
 
@@ -789,9 +814,13 @@ class World:
             for hour in sorted(rng.sample(range(12, 23), rng.randint(1, 3))):
                 out.append(
                     {
-                        "showtime_id": f"st_{movie.movie_id[3:]}_{city.airport.lower()}_{day:%m%d}_{hour}",
+                        "showtime_id": (
+                            f"st_{movie.movie_id[3:]}_{city.airport.lower()}_{day:%m%d}_{hour}"
+                        ),
                         "cinema": cinema,
-                        "start": f"{day.isoformat()}T{hour:02d}:{rng.choice(('00', '15', '30', '45'))}",
+                        "start": (
+                            f"{day.isoformat()}T{hour:02d}:{rng.choice(('00', '15', '30', '45'))}"
+                        ),
                         "price": self.convert(price_usd, "USD", city.currency),
                         "currency": city.currency,
                     }

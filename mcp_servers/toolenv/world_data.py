@@ -1,4 +1,6 @@
-"""Static tables the seeded world draws from: currencies, listed companies, airlines, names, recipes.
+"""Static tables the seeded world draws from.
+
+Currencies, listed companies, airlines, names, recipes.
 
 All text is the project's own; real-world names (companies, airlines, currencies) are facts used
 for realism, every price and schedule derived from them is simulated.

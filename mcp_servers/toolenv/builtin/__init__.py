@@ -18,8 +18,9 @@ __all__ = [
 ]
 
 _PROVIDERS: tuple[Provider, ...] = (
-    weather.provider, aviation.provider, hotels.provider, finance.finance, finance.currency, maps.maps, maps.clock,
-    personal.calendar, personal.email, media.news, media.sports, media.movies, food.provider, translation.provider,
+    weather.provider, aviation.provider, hotels.provider, finance.finance, finance.currency,
+    maps.maps, maps.clock, personal.calendar, personal.email, media.news, media.sports,
+    media.movies, food.provider, translation.provider,
 )  # fmt: skip
 
 

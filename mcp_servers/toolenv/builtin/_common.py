@@ -48,7 +48,10 @@ def temperature(celsius: float, units: str) -> float:
 
 
 def parse_day(world: World, text: str | None, *, horizon: tuple[int, int] = (-30, 60)) -> date:
-    """Parse ``YYYY-MM-DD`` (today when ``None``) and check it lies within ``horizon`` days of today."""
+    """Parse ``YYYY-MM-DD`` (today when ``None``) and check its range.
+
+    The day must lie within ``horizon`` days of today.
+    """
     if text is None:
         return world.today
     try:

@@ -74,7 +74,10 @@ def _airport_city(world: World, code: str) -> City:
 
 @provider.tool(
     "get_flight",
-    "Schedule of a flight by its flight number: airline, origin and destination airports and cities, local departure/arrival times, duration.",
+    (
+        "Schedule of a flight by its flight number: airline, origin and destination airports and "
+        "cities, local departure/arrival times, duration."
+    ),
     params={"flight_number": FLIGHT_NUMBER},
     required=("flight_number",),
     output=_FLIGHT_OUT,
@@ -85,7 +88,10 @@ def _get_flight(world: World, args: dict[str, Any]) -> dict[str, Any]:
 
 @provider.tool(
     "get_flight_status",
-    "Live operational status of a flight on a date: on time, delayed (with minutes) or cancelled, plus terminal and gate.",
+    (
+        "Live operational status of a flight on a date: on time, delayed (with minutes) or "
+        "cancelled, plus terminal and gate."
+    ),
     params={"flight_number": FLIGHT_NUMBER, "date": DATE},
     required=("flight_number",),
     output=obj(
@@ -121,7 +127,10 @@ def _get_flight_status(world: World, args: dict[str, Any]) -> dict[str, Any]:
 
 @provider.tool(
     "search_flights",
-    "Find direct flights between two airports or cities on a date, with fares in USD for the chosen cabin, cheapest first.",
+    (
+        "Find direct flights between two airports or cities on a date, with fares in USD for the "
+        "chosen cabin, cheapest first."
+    ),
     params={
         "origin": PLACE,
         "destination": PLACE,
@@ -216,7 +225,10 @@ def _get_airport(world: World, args: dict[str, Any]) -> dict[str, Any]:
 
 @provider.tool(
     "get_airport_weather",
-    "Aviation weather observation (METAR-style) at an airport: temperature, wind in knots, visibility.",
+    (
+        "Aviation weather observation (METAR-style) at an airport: temperature, wind in knots, "
+        "visibility."
+    ),
     params={"code": AIRPORT},
     required=("code",),
     output=obj(
@@ -241,7 +253,8 @@ def _get_airport_weather(world: World, args: dict[str, Any]) -> dict[str, Any]:
         2.0 if now["condition"] in ("fog",) else 6.0 if "rain" in str(now["condition"]) else 10.0
     )
     metar = (
-        f"{city.airport} {world.now_utc:%d%H}00Z {wind_kt:02d}KT {int(visibility * 1000) if visibility < 10 else 9999} "
+        f"{city.airport} {world.now_utc:%d%H}00Z {wind_kt:02d}KT "
+        f"{int(visibility * 1000) if visibility < 10 else 9999} "
         f"{'M' if temp < 0 else ''}{abs(round(temp)):02d}"
     )
     return {
@@ -303,7 +316,10 @@ def _list_departures(world: World, args: dict[str, Any]) -> dict[str, Any]:
 
 @provider.tool(
     "book_flight",
-    "Book a seat on a flight for a passenger on a date; returns a booking reference and the fare charged.",
+    (
+        "Book a seat on a flight for a passenger on a date; returns a booking reference and the "
+        "fare charged."
+    ),
     params={
         "flight_number": FLIGHT_NUMBER,
         "date": DATE,

@@ -20,7 +20,10 @@ CURRENCY = string("ISO 4217 currency code, e.g. 'USD', 'EUR', 'JPY'.", pattern=r
 
 @finance.tool(
     "get_stock_quote",
-    "Latest stock quote for a ticker symbol: price in the listing currency, change since previous close, exchange.",
+    (
+        "Latest stock quote for a ticker symbol: price in the listing currency, change since "
+        "previous close, exchange."
+    ),
     params={"symbol": SYMBOL},
     required=("symbol",),
     output=obj(
@@ -106,7 +109,10 @@ def _search_ticker(world: World, args: dict[str, Any]) -> dict[str, Any]:
 
 @finance.tool(
     "get_company_profile",
-    "Company fundamentals for a ticker: sector, headquarters, employees, market capitalisation (billions), P/E ratio.",
+    (
+        "Company fundamentals for a ticker: sector, headquarters, employees, market "
+        "capitalisation (billions), P/E ratio."
+    ),
     params={"symbol": SYMBOL},
     required=("symbol",),
     output=obj(
@@ -214,7 +220,10 @@ def _convert_currency(world: World, args: dict[str, Any]) -> dict[str, Any]:
 
 @currency.tool(
     "get_exchange_rate",
-    "Today's exchange rate: how many units of the quote currency one unit of the base currency buys.",
+    (
+        "Today's exchange rate: how many units of the quote currency one unit of the base "
+        "currency buys."
+    ),
     params={"base": CURRENCY, "quote": CURRENCY},
     required=("base", "quote"),
     output=obj(
@@ -251,7 +260,10 @@ def _list_currencies(world: World, args: dict[str, Any]) -> dict[str, Any]:
 
 @currency.tool(
     "get_rate_history",
-    "Daily exchange rates between two currencies over the last N days (oldest first, ending today).",
+    (
+        "Daily exchange rates between two currencies over the last N days (oldest first, ending "
+        "today)."
+    ),
     params={
         "base": CURRENCY,
         "quote": CURRENCY,

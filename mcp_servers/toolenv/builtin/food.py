@@ -108,7 +108,10 @@ def _get_recipe(world: World, args: dict[str, Any]) -> dict[str, Any]:
 
 @provider.tool(
     "get_nutrition",
-    "Calories and macronutrients (protein, carbohydrates, fat in grams) of a recipe for a number of servings.",
+    (
+        "Calories and macronutrients (protein, carbohydrates, fat in grams) of a recipe for a "
+        "number of servings."
+    ),
     params={
         "recipe_id": RECIPE_ID,
         "servings": integer("Number of servings.", minimum=1, maximum=20, default=1),

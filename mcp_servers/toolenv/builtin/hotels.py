@@ -43,7 +43,10 @@ def _summary(hotel: Hotel, nights: int) -> dict[str, Any]:
 
 @provider.tool(
     "search_hotels",
-    "Search hotels in a city for given dates, filtered by minimum stars and maximum nightly price (USD); sorted by price, rating or distance.",
+    (
+        "Search hotels in a city for given dates, filtered by minimum stars and maximum nightly "
+        "price (USD); sorted by price, rating or distance."
+    ),
     params={
         "city": CITY,
         "check_in": DATE,
@@ -169,7 +172,10 @@ def _get_hotel_reviews(world: World, args: dict[str, Any]) -> dict[str, Any]:
 
 @provider.tool(
     "check_hotel_availability",
-    "Check whether a hotel has rooms for the given check-in date and nights, and the total price in USD.",
+    (
+        "Check whether a hotel has rooms for the given check-in date and nights, and the total "
+        "price in USD."
+    ),
     params={"hotel_id": HOTEL_ID, "check_in": DATE, "nights": NIGHTS},
     required=("hotel_id", "check_in"),
     output=obj(

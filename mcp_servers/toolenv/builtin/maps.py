@@ -1,4 +1,7 @@
-"""The ``maps`` (geocoding, distances, routes, places) and ``time`` (clocks, time zones) providers."""
+"""The ``maps`` and ``time`` providers.
+
+``maps``: geocoding, distances, routes, places; ``time``: clocks, time zones.
+"""
 
 from __future__ import annotations
 
@@ -111,7 +114,10 @@ def _get_distance(world: World, args: dict[str, Any]) -> dict[str, Any]:
 
 @maps.tool(
     "get_directions",
-    "Route between two cities by car, public transit, bicycle or on foot: road distance, travel time and main steps.",
+    (
+        "Route between two cities by car, public transit, bicycle or on foot: road distance, "
+        "travel time and main steps."
+    ),
     params={
         "origin": CITY,
         "destination": CITY,
@@ -152,7 +158,10 @@ def _get_directions(world: World, args: dict[str, Any]) -> dict[str, Any]:
 
 @maps.tool(
     "search_places",
-    "Points of interest of one category (restaurants, cafes, museums, parks, …) near a city centre, with ratings.",
+    (
+        "Points of interest of one category (restaurants, cafes, museums, parks, …) near a city "
+        "centre, with ratings."
+    ),
     params={
         "city": CITY,
         "category": string("Kind of place.", enum=World.place_kinds()),

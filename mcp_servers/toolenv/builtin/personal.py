@@ -1,4 +1,7 @@
-"""The ``calendar`` and ``email`` providers over the user's seeded calendar, mailbox and contacts."""
+"""The ``calendar`` and ``email`` providers.
+
+They work over the user's seeded calendar, mailbox and contacts.
+"""
 
 from __future__ import annotations
 

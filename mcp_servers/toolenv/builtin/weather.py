@@ -22,7 +22,10 @@ def _unit_name(units: str) -> str:
 
 @provider.tool(
     "get_current_weather",
-    "Current weather conditions (temperature, feels-like, sky, humidity, wind) in a city right now.",
+    (
+        "Current weather conditions (temperature, feels-like, sky, humidity, wind) in a city "
+        "right now."
+    ),
     params={"city": CITY, "units": UNITS},
     required=("city",),
     output=obj(
@@ -56,7 +59,10 @@ def _get_current_weather(world: World, args: dict[str, Any]) -> dict[str, Any]:
 
 @provider.tool(
     "get_forecast",
-    "Daily weather forecast for a city: high/low temperature, conditions and chance of rain for up to 7 days starting today.",
+    (
+        "Daily weather forecast for a city: high/low temperature, conditions and chance of rain "
+        "for up to 7 days starting today."
+    ),
     params={
         "city": CITY,
         "days": integer("Number of days, starting today.", minimum=1, maximum=7, default=3),
@@ -191,7 +197,10 @@ def _get_air_quality(world: World, args: dict[str, Any]) -> dict[str, Any]:
 
 @provider.tool(
     "get_weather_alerts",
-    "Active severe-weather warnings (heat, storms, heavy rain, wind, frost) issued for a city over the next 3 days.",
+    (
+        "Active severe-weather warnings (heat, storms, heavy rain, wind, frost) issued for a city "
+        "over the next 3 days."
+    ),
     params={"city": CITY},
     required=("city",),
     output=obj(

@@ -52,7 +52,10 @@ class Importer:
 
 
 def load_json(path: Path, report: SourceReport) -> Any:
-    """Parse a ``.json``/``.json.gz`` file; an unreadable file is skipped (counted), never raised."""
+    """Parse a ``.json``/``.json.gz`` file.
+
+    An unreadable file is skipped (counted), never raised.
+    """
     try:
         raw = path.read_bytes()
         if path.suffix == ".gz":

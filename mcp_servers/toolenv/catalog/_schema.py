@@ -171,9 +171,7 @@ class SchemaBuilder:
         resolve: maps a ``$ref`` string to its target (None when it cannot be resolved).
     """
 
-    def __init__(
-        self, budget: SchemaBudget, resolve: Callable[[str], Any] | None = None
-    ) -> None:
+    def __init__(self, budget: SchemaBudget, resolve: Callable[[str], Any] | None = None) -> None:
         self.budget = budget
         self.resolve = resolve or (lambda ref: None)
 
@@ -206,10 +204,15 @@ class SchemaBuilder:
         self, schema: Mapping[str, Any], ref: str, depth: int, stack: tuple[str, ...]
     ) -> dict[str, Any]:
         name = ref.rsplit("/", 1)[-1]
-        description = clean_text(schema.get("description"), limit=self.budget.limits.max_description)
+        description = clean_text(
+            schema.get("description"), limit=self.budget.limits.max_description
+        )
         if ref in stack:
             self.budget.flag("recursive_ref")
-            return {"type": "object", "description": description or f"{name} (recursive, not expanded)"}
+            return {
+                "type": "object",
+                "description": description or f"{name} (recursive, not expanded)",
+            }
         target = self.resolve(ref)
         if not isinstance(target, Mapping):
             self.budget.flag("unresolved_ref")
@@ -299,9 +302,11 @@ class SchemaBuilder:
         self, schema: Mapping[str, Any], out: dict[str, Any], depth: int, stack: tuple[str, ...]
     ) -> None:
         properties = schema.get("properties")
-        required = [name for name in schema.get("required") or [] if isinstance(name, str)] if (
-            isinstance(schema.get("required"), list)
-        ) else []
+        required = (
+            [name for name in schema.get("required") or [] if isinstance(name, str)]
+            if (isinstance(schema.get("required"), list))
+            else []
+        )
         if isinstance(properties, Mapping):
             built: dict[str, Any] = {}
             for name, child in properties.items():

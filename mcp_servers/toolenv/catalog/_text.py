@@ -35,7 +35,10 @@ def clean_text(text: object, *, limit: int = 400) -> str:
 
 
 def slug(text: str, *, max_len: int = 40) -> str:
-    """A lower-case ``[a-z0-9_]`` identifier of ``text``; a cut adds a short hash so it stays unique."""
+    """A lower-case ``[a-z0-9_]`` identifier of ``text``.
+
+    A cut adds a short hash so it stays unique.
+    """
     base = _NON_ALNUM.sub("_", text).strip("_").lower() or "x"
     if len(base) <= max_len:
         return base

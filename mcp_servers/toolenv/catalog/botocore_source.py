@@ -67,7 +67,9 @@ class _ShapeConverter:
         self.shapes = shapes
         self.budget = budget
 
-    def member(self, member: Mapping[str, Any], depth: int, stack: tuple[str, ...]) -> dict[str, Any]:
+    def member(
+        self, member: Mapping[str, Any], depth: int, stack: tuple[str, ...]
+    ) -> dict[str, Any]:
         schema = self.shape(member.get("shape"), depth, stack)
         doc = clean_text(member.get("documentation"), limit=self.budget.limits.max_description)
         if doc:
@@ -103,7 +105,10 @@ class _ShapeConverter:
                 schema["maxProperties"] = 1
             return schema
         if kind == "list":
-            schema = {"type": "array", "items": self.member(shape.get("member") or {}, depth + 1, stack)}
+            schema = {
+                "type": "array",
+                "items": self.member(shape.get("member") or {}, depth + 1, stack),
+            }
             self._range(shape, schema, "minItems", "maxItems")
             return schema
         if kind == "map":
@@ -150,7 +155,9 @@ class _ShapeConverter:
                     schema[target] = value
 
 
-def _service_records(model: Mapping[str, Any], service: str, ctx: ImportContext) -> Iterator[ToolRecord]:
+def _service_records(
+    model: Mapping[str, Any], service: str, ctx: ImportContext
+) -> Iterator[ToolRecord]:
     metadata = model.get("metadata") or {}
     shapes = model.get("shapes") or {}
     operations = model.get("operations") or {}
@@ -183,7 +190,9 @@ def _service_records(model: Mapping[str, Any], service: str, ctx: ImportContext)
         if not description:
             report.repair("empty_description")
             description = f"{title}: {name}"
-        method = (operation.get("http") or {}).get("method") if protocol in _REST_PROTOCOLS else None
+        method = (
+            (operation.get("http") or {}).get("method") if protocol in _REST_PROTOCOLS else None
+        )
         yield ToolRecord(
             name=name,
             description=description,

@@ -149,9 +149,7 @@ def build_catalog(
     )
 
 
-def _add(
-    records: dict[str, ToolRecord], new: Iterable[ToolRecord], report: SourceReport
-) -> None:
+def _add(records: dict[str, ToolRecord], new: Iterable[ToolRecord], report: SourceReport) -> None:
     for record in new:
         if record.id in records:
             report.merge("duplicate_id")

@@ -28,19 +28,90 @@ _LICENSE = "Apache-2.0"
 _VERSION = re.compile(r"v(\d+)(?:\.(\d+))?(?:p(\d+))?(?:(alpha|beta)(\d*))?")
 _STAGES = {"alpha": 0, "beta": 1, None: 2}
 _CATEGORIES = (
-    ("productivity", ("drive", "gmail", "calendar", "docs", "sheets", "slides", "tasks", "keep",
-                      "forms", "people", "chat", "meet", "script", "admin", "groups", "vault",
-                      "classroom", "contacts", "workspace")),
+    (
+        "productivity",
+        (
+            "drive",
+            "gmail",
+            "calendar",
+            "docs",
+            "sheets",
+            "slides",
+            "tasks",
+            "keep",
+            "forms",
+            "people",
+            "chat",
+            "meet",
+            "script",
+            "admin",
+            "groups",
+            "vault",
+            "classroom",
+            "contacts",
+            "workspace",
+        ),
+    ),
     ("media", ("youtube", "photos", "books", "blogger", "playmovies")),
-    ("advertising", ("ads", "adexchange", "adsense", "adexperience", "dfareporting",
-                     "displayvideo", "doubleclick", "realtimebidding", "authorizedbuyers")),
+    (
+        "advertising",
+        (
+            "ads",
+            "adexchange",
+            "adsense",
+            "adexperience",
+            "dfareporting",
+            "displayvideo",
+            "doubleclick",
+            "realtimebidding",
+            "authorizedbuyers",
+        ),
+    ),
     ("analytics", ("analytics", "searchconsole", "webmasters", "bigquery", "looker")),
-    ("commerce", ("content", "merchant", "shopping", "payments", "paymentsresellersubscription",
-                  "androidpublisher", "gamesmanagement", "games")),
-    ("maps", ("maps", "places", "geocod", "routes", "airquality", "pollen", "solar",
-              "addressvalidation", "streetview")),
-    ("ai", ("aiplatform", "ml", "language", "vision", "speech", "translate", "dialogflow",
-            "texttospeech", "videointelligence", "documentai", "discoveryengine", "generative")),
+    (
+        "commerce",
+        (
+            "content",
+            "merchant",
+            "shopping",
+            "payments",
+            "paymentsresellersubscription",
+            "androidpublisher",
+            "gamesmanagement",
+            "games",
+        ),
+    ),
+    (
+        "maps",
+        (
+            "maps",
+            "places",
+            "geocod",
+            "routes",
+            "airquality",
+            "pollen",
+            "solar",
+            "addressvalidation",
+            "streetview",
+        ),
+    ),
+    (
+        "ai",
+        (
+            "aiplatform",
+            "ml",
+            "language",
+            "vision",
+            "speech",
+            "translate",
+            "dialogflow",
+            "texttospeech",
+            "videointelligence",
+            "documentai",
+            "discoveryengine",
+            "generative",
+        ),
+    ),
 )
 
 
@@ -88,9 +159,7 @@ def _methods(resource: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, An
             yield from _methods(child)
 
 
-def _input_schema(
-    method: Mapping[str, Any], builder: SchemaBuilder
-) -> dict[str, Any]:
+def _input_schema(method: Mapping[str, Any], builder: SchemaBuilder) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     required: list[str] = []
     for name, param in (method.get("parameters") or {}).items():

@@ -49,11 +49,15 @@ def _specs(root: Path) -> list[Path]:
 def _param_schema(param: Mapping[str, Any], builder: SchemaBuilder) -> dict[str, Any]:
     if param.get("in") == "body":
         schema = builder.build(param.get("schema") or {})
-        description = clean_text(param.get("description"), limit=builder.budget.limits.max_description)
+        description = clean_text(
+            param.get("description"), limit=builder.budget.limits.max_description
+        )
         if description and "description" not in schema:
             schema["description"] = description
         return schema
-    fields = {k: v for k, v in param.items() if k not in {"in", "name", "required", "collectionFormat"}}
+    fields = {
+        k: v for k, v in param.items() if k not in {"in", "name", "required", "collectionFormat"}
+    }
     schema = builder.build(fields)
     if param.get("collectionFormat") and schema.get("type") != "array":
         schema = {"type": "array", "items": schema}
@@ -67,7 +71,9 @@ def _operation_records(
     resolve = pointer_resolver(spec)
     info = spec.get("info") if isinstance(spec.get("info"), Mapping) else {}
     categories = info.get("x-apisguru-categories") or []
-    category = str(categories[0]) if isinstance(categories, list) and categories else "uncategorized"
+    category = (
+        str(categories[0]) if isinstance(categories, list) and categories else "uncategorized"
+    )
     names: set[str] = set()
     for path, item in (spec.get("paths") or {}).items():
         if not isinstance(item, Mapping):
@@ -121,7 +127,9 @@ def _operation(
             required.append(key)
     budget.commit(report)
     output_schema = None
-    responses = operation.get("responses") if isinstance(operation.get("responses"), Mapping) else {}
+    responses = (
+        operation.get("responses") if isinstance(operation.get("responses"), Mapping) else {}
+    )
     for code in sorted(responses, key=lambda c: (not str(c).startswith("2"), str(c))):
         response = responses[code]
         if (str(code).startswith("2") or code == "default") and isinstance(response, Mapping):
@@ -176,8 +184,11 @@ def _read(root: Path, ctx: ImportContext) -> Iterator[ToolRecord]:
             continue
         if covering in ctx.present:
             count = sum(
-                1 for item in spec["paths"].values() if isinstance(item, Mapping)
-                for method in _METHODS if isinstance(item.get(method), Mapping)
+                1
+                for item in spec["paths"].values()
+                if isinstance(item, Mapping)
+                for method in _METHODS
+                if isinstance(item.get(method), Mapping)
             )
             ctx.report.skip(f"covered_by_{covering}", count)
             continue

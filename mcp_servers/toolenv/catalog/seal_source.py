@@ -22,8 +22,14 @@ from ._text import clean_text, slug, tool_name
 __all__ = ["IMPORTER"]
 
 _LICENSE = "Apache-2.0"
-_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
-          "list": "array", "dict": "object"}
+_TYPES = {
+    "str": "string",
+    "int": "integer",
+    "float": "number",
+    "bool": "boolean",
+    "list": "array",
+    "dict": "object",
+}
 
 
 def _tool_file(root: Path) -> Path:
@@ -33,7 +39,7 @@ def _tool_file(root: Path) -> Path:
 
 def _fields(spec: Any, ctx: ImportContext) -> dict[str, Any]:
     properties: dict[str, Any] = {}
-    for name, field in (spec.items() if isinstance(spec, Mapping) else ()):
+    for name, field in spec.items() if isinstance(spec, Mapping) else ():
         field = field if isinstance(field, Mapping) else {}
         mapped = _TYPES.get(str(field.get("type", "")).lower())
         schema: dict[str, Any] = {"type": mapped} if mapped else {}

@@ -106,7 +106,11 @@ def _read(root: Path, ctx: ImportContext) -> Iterator[ToolRecord]:
         for query in queries:
             apis = query.get("api_list") if isinstance(query, Mapping) else None
             for api in apis if isinstance(apis, list) else []:
-                if not isinstance(api, Mapping) or not api.get("tool_name") or not api.get("api_name"):
+                if (
+                    not isinstance(api, Mapping)
+                    or not api.get("tool_name")
+                    or not api.get("api_name")
+                ):
                     ctx.report.skip("invalid_api_entry")
                     continue
                 key = (str(api["tool_name"]), str(api["api_name"]))

@@ -138,12 +138,16 @@ class LazyRecords(Sequence[ToolRecord]):
             return ToolRecord.model_validate({**entry.model_dump(exclude_defaults=True), **heavy})
         except (ValueError, ValidationError) as error:
             raise CatalogFileError(
-                f"{self._origin}: record {entry.id} has invalid schemas: {str(error).splitlines()[0]}"
+                f"{self._origin}: record {entry.id} has invalid schemas: "
+                f"{str(error).splitlines()[0]}"
             ) from error
 
 
 def cache_dir() -> Path:
-    """``$PARAAGENT_CACHE/toolenv`` when the variable is set, else ``~/.cache/paraagent/toolenv``."""
+    """``$PARAAGENT_CACHE/toolenv`` when the variable is set.
+
+    Else ``~/.cache/paraagent/toolenv``.
+    """
     root = os.environ.get("PARAAGENT_CACHE")
     base = Path(root) if root else Path.home() / ".cache" / "paraagent"
     return base / "toolenv"
@@ -155,8 +159,10 @@ def source_fingerprint(path: Path) -> str:
     files = [path] if path.is_file() else files_under(path)
     for file in files:
         stat = file.stat()
-        digest.update(f"{file.relative_to(path) if file != path else file.name}\0{stat.st_size}\0"
-                      f"{stat.st_mtime_ns}\n".encode())
+        digest.update(
+            f"{file.relative_to(path) if file != path else file.name}\0{stat.st_size}\0"
+            f"{stat.st_mtime_ns}\n".encode()
+        )
     return digest.hexdigest()[:16]
 
 
@@ -165,7 +171,10 @@ _PRESENTATION = frozenset({"cli.py", "stats.py"})
 
 @lru_cache(maxsize=1)
 def _code_version() -> str:
-    """The importers' own version: an edit of this package (but its CLI and stats) invalidates caches."""
+    """The importers' own version.
+
+    An edit of this package (but its CLI and stats) invalidates caches.
+    """
     digest = hashlib.sha1()
     for file in files_under(Path(__file__).parent, ".py"):
         if file.name in _PRESENTATION:
@@ -202,7 +211,10 @@ def save_catalog(catalog: Catalog, path: Path | None = None) -> Path:
     }
     handle, temp = tempfile.mkstemp(dir=target.parent, prefix=".catalog-", suffix=".tmp")
     try:
-        with os.fdopen(handle, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6) as out:
+        with (
+            os.fdopen(handle, "wb") as raw,
+            gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6) as out,
+        ):
             out.write(json.dumps(header).encode() + b"\n")
             for record in catalog.records:
                 light = record.model_dump_json(exclude_defaults=True, exclude=set(_HEAVY))
@@ -240,7 +252,9 @@ def read_catalog(path: Path) -> Catalog:
     records: Sequence[ToolRecord]
     try:
         if version == 1:
-            records = _RECORDS.validate_json(b"[" + lines.replace(b"\n", b",") + b"]") if lines else []
+            records = (
+                _RECORDS.validate_json(b"[" + lines.replace(b"\n", b",") + b"]") if lines else []
+            )
         else:
             records = _lazy_records(lines.split(b"\n") if lines else [], path)
     except ValidationError as error:

@@ -79,7 +79,9 @@ def _crawled_schema(name: str, params: Any, ctx: ImportContext) -> dict[str, Any
         for p in entries
         if isinstance(p.get("name"), str) and p["name"] and p["name"] != name
     }
-    required = [p["name"] for p in entries if p.get("required") is True and p.get("name") in properties]
+    required = [
+        p["name"] for p in entries if p.get("required") is True and p.get("name") in properties
+    ]
     return object_schema(properties, required)
 
 
