@@ -52,7 +52,7 @@ _RESPONSE = re.compile(
 )
 
 
-class FormatErrorKind(str, enum.Enum):
+class FormatErrorKind(str, enum.Enum):  # noqa: UP042 - StrEnum changes str()/format()
     """The ways a turn can violate the grammar."""
 
     MALFORMED_JSON = "malformed_json"
@@ -154,7 +154,10 @@ def _parse_call_body(
             errors.append(
                 FormatError(
                     kind=FormatErrorKind.BAD_ARGUMENTS,
-                    message=f'tool call #{call_index + 1} ("{item["name"]}"): "arguments" must be a JSON object',
+                    message=(
+                        f'tool call #{call_index + 1} ("{item["name"]}"): "arguments" must be a '
+                        "JSON object"
+                    ),
                     fragment=_short(body),
                 )
             )
@@ -291,7 +294,8 @@ def parse_turn(
 
 
 def _dump_json(value: Any) -> str:
-    # "<" inside JSON strings is written as \u003c (valid JSON), so no value can open or close a tag.
+    # "<" inside JSON strings is written as \u003c (valid JSON), so no value can open or close a
+    # tag.
     return json.dumps(value, ensure_ascii=False, default=str).replace("<", "\\u003c")
 
 
@@ -322,7 +326,8 @@ class Observation(BaseModel):
 def render_observations(results: Sequence[ToolResult]) -> str:
     """Render one turn's results as the tool message: one block per call, in call order."""
     return "\n".join(
-        f'<tool_response name="{result.name}" id="{result.call_id}">{_dump_json(result.observation())}</tool_response>'
+        f'<tool_response name="{result.name}" id="{result.call_id}">'
+        f"{_dump_json(result.observation())}</tool_response>"
         for result in results
     )
 
@@ -368,7 +373,8 @@ def turn_from_openai(
                 blocks.append(f"<tool_call>{arguments}</tool_call>")
                 continue
         blocks.append(
-            f"<tool_call>{_dump_json({'name': function.get('name'), 'arguments': arguments})}</tool_call>"
+            "<tool_call>"
+            f"{_dump_json({'name': function.get('name'), 'arguments': arguments})}</tool_call>"
         )
     text = _CALL.sub("", content or "").strip()
     return parse_turn(

@@ -325,7 +325,10 @@ class Agent:
 
     def _format_feedback(self, turn: Turn, index: int) -> ToolResult:
         problems = "; ".join(error.message for error in turn.errors) or "no tool call and no answer"
-        hint = 'Write <tool_call>{"name": ..., "arguments": {...}}</tool_call> blocks or <answer>...</answer>.'
+        hint = (
+            'Write <tool_call>{"name": ..., "arguments": {...}}</tool_call> blocks or '
+            "<answer>...</answer>."
+        )
         return ToolResult(
             call_id=f"t{index}",
             name="format_error",

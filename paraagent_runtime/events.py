@@ -1,4 +1,7 @@
-"""Typed events the agent loop yields; the TUI, the trajectory writer and the trainer consume them."""
+"""Typed events the agent loop yields.
+
+The TUI, the trajectory writer and the trainer consume them.
+"""
 
 from __future__ import annotations
 

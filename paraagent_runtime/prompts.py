@@ -12,7 +12,8 @@ __all__ = ["AgentMode", "system_prompt"]
 
 AgentMode = Literal["paraact", "react", "decoupled"]
 
-_GRAMMAR = """You solve the user's task with tools. Each of your turns is either tool calls or a final answer.
+_GRAMMAR = """\
+You solve the user's task with tools. Each of your turns is either tool calls or a final answer.
 
 To call tools, write one <tool_call> block per call, each holding JSON with "name" and "arguments":
 <tool_call>{"name": "TOOL_NAME", "arguments": {...}}</tool_call>
@@ -25,12 +26,15 @@ Tools you have not loaded yet can be found with the meta-tools:
 Only loaded tools can be called."""
 
 _MODES: dict[AgentMode, str] = {
-    "paraact": """Work in phases. Start every tool turn with <phase>explore</phase> (only search_tools /
+    "paraact": """\
+Work in phases. Start every tool turn with <phase>explore</phase> (only search_tools /
 inspect_tool calls) or <phase>execute</phase> (calls of loaded tools). You may switch phases as
 often as needed. Put all calls that do not depend on each other in the SAME turn (up to {k_max});
 they run in parallel. Only wait for a result when the next call needs it.""",
-    "react": """Make exactly ONE tool call per turn, then wait for its result. Do not write <phase> tags.""",
-    "decoupled": """First explore: search and inspect until you have every tool you need. Then execute:
+    "react": """\
+Make exactly ONE tool call per turn, then wait for its result. Do not write <phase> tags.""",
+    "decoupled": """\
+First explore: search and inspect until you have every tool you need. Then execute:
 call the loaded tools. Once you execute, you cannot search any more. Start every tool turn with
 <phase>explore</phase> or <phase>execute</phase>; up to {k_max} independent calls per turn.""",
 }

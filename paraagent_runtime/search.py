@@ -1,4 +1,7 @@
-"""The tool-search protocol behind ``search_tools`` (keyword default; FAISS/BM25 in ``retrieval``)."""
+"""The tool-search protocol behind ``search_tools``.
+
+Keyword default; FAISS/BM25 in ``retrieval``.
+"""
 
 from __future__ import annotations
 

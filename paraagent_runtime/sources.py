@@ -70,7 +70,10 @@ class FunctionTool:
 
 
 class FunctionToolSource:
-    """An in-process tool source over :class:`FunctionTool` objects (tests, benchmarks, embedding)."""
+    """An in-process tool source over :class:`FunctionTool` objects.
+
+    For tests, benchmarks, embedding.
+    """
 
     def __init__(self, name: str, tools: list[FunctionTool]) -> None:
         self.name = name

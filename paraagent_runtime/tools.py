@@ -110,11 +110,14 @@ class ToolCall(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
     def dedup_key(self) -> str:
-        """A key equal for calls with the same name and arguments (for in-episode de-duplication)."""
+        """A key equal for calls with the same name and arguments.
+
+        For in-episode de-duplication.
+        """
         return self.name + "\x00" + json.dumps(self.arguments, sort_keys=True, default=str)
 
 
-class ToolErrorKind(str, enum.Enum):
+class ToolErrorKind(str, enum.Enum):  # noqa: UP042 - StrEnum changes str()/format()
     """Why a call produced an error observation instead of a result."""
 
     FORMAT = "format_error"

@@ -83,10 +83,10 @@ class Episode(BaseModel):
 
 
 class TrajectoryWriter:
-    """Appends episodes to a JSONL file; each write is flushed and fsynced, so a crash loses nothing.
+    """Appends episodes to a JSONL file.
 
-    Writes are synchronous and small (one line per episode), so a writer can be shared by the
-    episodes of one event loop.
+    Each write is flushed and fsynced, so a crash loses nothing. Writes are synchronous and small
+    (one line per episode), so a writer can be shared by the episodes of one event loop.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:

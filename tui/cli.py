@@ -23,7 +23,8 @@ def policy_spec(*, policy: str | None, model: str | None, base_url: str | None) 
     """The policy spec the options mean.
 
     ``--policy`` wins; ``--model`` with ``--base-url`` is a model on an OpenAI-compatible server,
-    ``--model`` alone a local model (or a full spec when it has a colon); nothing means ``paraagent``.
+    ``--model`` alone a local model (or a full spec when it has a colon); nothing means
+    ``paraagent``.
     """
     if policy:
         return policy

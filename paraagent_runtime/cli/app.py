@@ -15,7 +15,9 @@ __all__ = ["app"]
 
 app = typer.Typer(
     name="paraagent",
-    help="Parallel-acting LLM agents in open-world tool spaces (ParaAct runtime, ToolEnv, training).",
+    help=(
+        "Parallel-acting LLM agents in open-world tool spaces (ParaAct runtime, ToolEnv, training)."
+    ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -42,7 +44,10 @@ PolicyOption = Annotated[
     typer.Option(
         "--policy",
         "-p",
-        help='Policy spec: "paraagent" (ParaAgent-135M, offline), "local" (base SmolLM2-135M), "local:PATH", "openai:MODEL" (with --base-url), "vllm:MODEL".',
+        help=(
+            'Policy spec: "paraagent" (ParaAgent-135M, offline), "local" (base SmolLM2-135M), '
+            '"local:PATH", "openai:MODEL" (with --base-url), "vllm:MODEL".'
+        ),
     ),
 ]
 BaseUrlOption = Annotated[

@@ -118,7 +118,10 @@ def eval_toolenv_command(
         typer.Option(
             "--policy",
             "-p",
-            help='"oracle" (scripted upper bound from the gold DAG) or a policy spec (local, openai:MODEL, …).',
+            help=(
+                '"oracle" (scripted upper bound from the gold DAG) or a policy spec (local, '
+                "openai:MODEL, …)."
+            ),
         ),
     ] = ORACLE,
     base_url: Annotated[
@@ -162,7 +165,7 @@ def eval_toolenv_command(
         typer.Option(help="Episodes run at once per mode (a local model batches their turns)."),
     ] = 1,
 ) -> None:
-    """Evaluate a policy on ToolEnv tasks in each agent mode: success, turns, critical path, recall."""
+    """Evaluate a policy on ToolEnv tasks in each agent mode: success, turns, critical path, recall."""  # noqa: E501 - typer's --help text
     console = Console()
     directory = out or Path("runs") / f"eval-toolenv-{time.strftime('%Y%m%d-%H%M%S')}"
     try:

@@ -67,7 +67,8 @@ def load_task_items(options: RunOptions) -> list[TaskItem]:
         )
     if not items:
         raise UserError(
-            'nothing to run: give a task ("paraagent run \\"...\\""), --tasks FILE or --builtin-tasks N'
+            'nothing to run: give a task ("paraagent run \\"...\\""), --tasks FILE or '
+            "--builtin-tasks N"
         )
     return items
 
@@ -144,7 +145,8 @@ async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
     search = default_tool_search(index_scope(options.mcp_config))
     episodes: list[Episode] = []
     console.print(
-        f"policy [bold]{options.policy}[/], mode [bold]{options.mode}[/], trajectories → {options.trajectory}"
+        f"policy [bold]{options.policy}[/], mode [bold]{options.mode}[/], trajectories → "
+        f"{options.trajectory}"
     )
     try:
         with TrajectoryWriter(options.trajectory) as writer:

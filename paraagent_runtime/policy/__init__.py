@@ -31,7 +31,10 @@ __all__ = [
 SPEC_PREFIXES: dict[str, str] = {
     "paraagent": "ParaAgent-135M: the shipped cold-start LoRA adapter on SmolLM2-135M-Instruct",
     "openai:<model>": "an OpenAI-compatible server (base_url= or $OPENAI_BASE_URL)",
-    "local[:<dir>]": "transformers on this machine (default: SmolLM2-135M-Instruct; a LoRA adapter dir applies to it)",
+    "local[:<dir>]": (
+        "transformers on this machine (default: SmolLM2-135M-Instruct; "
+        "a LoRA adapter dir applies to it)"
+    ),
     "vllm:<model>": "in-process vLLM (GPU, the `vllm` extra)",
     "scripted:<file.jsonl>": "replay scripted turns (tests, demos)",
 }
@@ -77,8 +80,8 @@ def policy_from_spec(spec: str, **kwargs: Any) -> Policy:
         base_url = kwargs.pop("base_url", None) or os.environ.get("OPENAI_BASE_URL")
         if not base_url:
             raise ConfigError(
-                f"policy spec {spec!r} needs a server: pass base_url (e.g. http://127.0.0.1:8000/v1) "
-                "or set OPENAI_BASE_URL"
+                f"policy spec {spec!r} needs a server: pass base_url "
+                "(e.g. http://127.0.0.1:8000/v1) or set OPENAI_BASE_URL"
             )
         kwargs.setdefault("api_key", os.environ.get("OPENAI_API_KEY"))
         return OpenAICompatiblePolicy(base_url, target, **kwargs)

@@ -60,8 +60,9 @@ class Completion(BaseModel):
 class Policy(ABC):
     """Base class of policy backends.
 
-    Subclasses implement :meth:`complete`. ``tools`` are OpenAI-format function specs of the currently loaded tools, for
-    backends whose chat template renders them; the ParaAct system prompt already lists them.
+    Subclasses implement :meth:`complete`. ``tools`` are OpenAI-format function specs of the
+    currently loaded tools, for backends whose chat template renders them; the ParaAct system
+    prompt already lists them.
     """
 
     name: str = "policy"
@@ -81,7 +82,7 @@ class Policy(ABC):
         the returned completion always holds the whole turn.
         """
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release the backend's resources (sessions, models)."""
 
     async def __aenter__(self) -> Self:

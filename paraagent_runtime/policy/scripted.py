@@ -4,7 +4,8 @@ Like pydantic-ai's ``FunctionModel``, it ships in the package so users can test 
 setups without a model::
 
     policy = ScriptedPolicy([
-        '<phase>explore</phase><tool_call>{"name": "search_tools", "arguments": {"query": "x"}}</tool_call>',
+        '<phase>explore</phase>'
+        '<tool_call>{"name": "search_tools", "arguments": {"query": "x"}}</tool_call>',
         "<answer>done</answer>",
     ])
 """
@@ -87,7 +88,8 @@ class ScriptedPolicy(Policy):
             except ValueError as exc:
                 reason = str(exc).splitlines()[0]
                 raise ConfigError(
-                    f"{path}:{number}: each line must be a JSON string or a completion object ({reason})"
+                    f"{path}:{number}: each line must be a JSON string or a completion object "
+                    f"({reason})"
                 ) from exc
         return cls(turns, **kwargs)
 
@@ -132,7 +134,8 @@ class ScriptedPolicy(Policy):
         if self._function is None:
             if index >= len(self._turns):
                 raise ModelAPIError(
-                    f"the scripted policy has no turn left (call #{index + 1}, script has {len(self._turns)})"
+                    f"the scripted policy has no turn left (call #{index + 1}, script has "
+                    f"{len(self._turns)})"
                 )
             return self._turns[index]
         try:

@@ -1,4 +1,7 @@
-"""ParaAgent-135M: the project's cold-start LoRA adapter on SmolLM2-135M-Instruct, in the package."""
+"""ParaAgent-135M, in the package.
+
+The project's cold-start LoRA adapter on SmolLM2-135M-Instruct.
+"""
 
 from __future__ import annotations
 

@@ -132,7 +132,10 @@ class OnnxTransformer:
 
 
 def _export_key(model_dir: Path) -> str:
-    """A hash of the model's files (names, sizes, times, small ones' contents) and torch's version."""
+    """A hash of the model's files and torch's version.
+
+    Of the files: names, sizes, times, small ones' contents.
+    """
     import torch
 
     digest = hashlib.sha256(torch.__version__.encode())
