@@ -98,7 +98,8 @@ def test_render_then_parse_round_trips(turn: Turn) -> None:
 def test_parallel_explore_turn() -> None:
     text = (
         "<think>two needs</think>\n<phase>explore</phase>\n"
-        '<tool_call>{"name": "search_tools", "arguments": {"query": "flight status", "top_k": 5}}</tool_call>\n'
+        '<tool_call>{"name": "search_tools", '
+        '"arguments": {"query": "flight status", "top_k": 5}}</tool_call>\n'
         '<tool_call>{"name": "search_tools", "arguments": {"query": "airport weather"}}</tool_call>'
     )
     turn = parse_turn(text, strict=True)
@@ -112,7 +113,8 @@ def test_missing_phase_is_inferred() -> None:
     meta = parse_turn('<tool_call>{"name": "inspect_tool", "arguments": {"name": "x"}}</tool_call>')
     assert (meta.phase, meta.phase_inferred) == ("explore", True)
     mixed = parse_turn(
-        '<tool_call>{"name": "search_tools", "arguments": {}}</tool_call><tool_call>{"name": "w__f", "arguments": {}}</tool_call>'
+        '<tool_call>{"name": "search_tools", "arguments": {}}</tool_call>'
+        '<tool_call>{"name": "w__f", "arguments": {}}</tool_call>'
     )
     assert (mixed.phase, mixed.phase_inferred) == ("execute", True)
 
@@ -140,7 +142,8 @@ def test_unknown_phase_and_mismatch() -> None:
 
 def test_bad_arguments_and_missing_name() -> None:
     turn = parse_turn(
-        '<tool_call>{"name": "a", "arguments": [1]}</tool_call><tool_call>{"arguments": {}}</tool_call>'
+        '<tool_call>{"name": "a", "arguments": [1]}</tool_call>'
+        '<tool_call>{"arguments": {}}</tool_call>'
     )
     assert kinds(turn) == {FormatErrorKind.BAD_ARGUMENTS, FormatErrorKind.MISSING_NAME}
     stringly = parse_turn('<tool_call>{"name": "a", "arguments": "{\\"x\\": 2}"}</tool_call>')
@@ -165,7 +168,8 @@ def test_calls_and_answer_keeps_calls() -> None:
 
 def test_tags_inside_think_are_ignored() -> None:
     turn = parse_turn(
-        '<think>maybe <answer>x</answer></think><tool_call>{"name": "a", "arguments": {}}</tool_call>'
+        "<think>maybe <answer>x</answer></think>"
+        '<tool_call>{"name": "a", "arguments": {}}</tool_call>'
     )
     assert turn.answer is None and len(turn.calls) == 1
 

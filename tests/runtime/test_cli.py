@@ -22,7 +22,8 @@ def test_run_builtin_tasks_prints_trace_checks_answers_and_writes_trajectories(
 ) -> None:
     explore = (
         "<phase>explore</phase>"
-        '<tool_call>{"name": "search_tools", "arguments": {"query": "current weather in a city"}}</tool_call>'
+        '<tool_call>{"name": "search_tools", '
+        '"arguments": {"query": "current weather in a city"}}</tool_call>'
     )
     policy = script(
         tmp_path, [explore, "<answer>no idea</answer>", "<answer>still no idea</answer>"]

@@ -75,8 +75,7 @@ def test_broken_config_is_one_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(serve_app, ["--mcp-config", str(path)])
     assert result.exit_code == 2
     assert (
-        result.output.strip()
-        == "error: mcp.json: mcpServers.time.command: field required"
+        result.output.strip() == "error: mcp.json: mcpServers.time.command: field required"
         " (or give a 'url' for an HTTP server)"
     )
 

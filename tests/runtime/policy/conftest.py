@@ -1,4 +1,7 @@
-"""Fixtures for the policy tests: a tiny random-init model with SmolLM2's tokenizer, built once per session."""
+"""Fixtures for the policy tests.
+
+A tiny random-init model with SmolLM2's tokenizer, built once per session.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +22,10 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def smollm2_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The real SmolLM2-135M-Instruct export: the user's cache when present, else a session tmp dir."""
+    """The real SmolLM2-135M-Instruct export.
+
+    The user's cache when present, else a session tmp dir.
+    """
     from paraagent_runtime.policy.smollm2 import ensure_smollm2
 
     cached = smollm2_dir()

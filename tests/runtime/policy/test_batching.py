@@ -1,4 +1,7 @@
-"""Batched generation in TransformersPolicy: concurrent calls share one left-padded generate call."""
+"""Batched generation in TransformersPolicy.
+
+Concurrent calls share one left-padded generate call.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""OpenAICompatiblePolicy against the real serve-model server and against misbehaving real servers."""
+"""OpenAICompatiblePolicy against the real serve-model server.
+
+And against misbehaving real servers.
+"""
 
 from __future__ import annotations
 

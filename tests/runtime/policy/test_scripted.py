@@ -1,4 +1,7 @@
-"""ScriptedPolicy: replays turns in order, records calls, streams, and fails loudly when exhausted."""
+"""ScriptedPolicy.
+
+Replays turns in order, records calls, streams, and fails loudly when exhausted.
+"""
 
 from __future__ import annotations
 

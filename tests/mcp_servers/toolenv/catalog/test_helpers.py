@@ -22,7 +22,9 @@ def test_clean_text_strips_html_markdown_and_cuts() -> None:
     assert clean_text(text) == "Returns the object . See docs & more."
     long = "First sentence here. " + "word " * 200
     assert clean_text(long, limit=30) == "First sentence here."
-    assert clean_text("x" * 100, limit=10).endswith("…") and len(clean_text("x" * 100, limit=10)) == 10
+    assert (
+        clean_text("x" * 100, limit=10).endswith("…") and len(clean_text("x" * 100, limit=10)) == 10
+    )
     assert clean_text(None) == "" and clean_text("abc", limit=0) == ""
 
 
@@ -48,12 +50,16 @@ def test_slug_and_tool_name() -> None:
         ("BatchGetItem", None, True, False),
     ],
 )
-def test_infer_annotations(name: str, method: str | None, read_only: bool, destructive: bool) -> None:
+def test_infer_annotations(
+    name: str, method: str | None, read_only: bool, destructive: bool
+) -> None:
     annotations = infer_annotations(name, method)
     assert (annotations.read_only, annotations.destructive) == (read_only, destructive)
 
 
-def build(schema: object, *, limits: SchemaLimits = INPUT_LIMITS, root: dict | None = None) -> tuple[dict, SourceReport]:
+def build(
+    schema: object, *, limits: SchemaLimits = INPUT_LIMITS, root: dict | None = None
+) -> tuple[dict, SourceReport]:
     report = SourceReport("t")
     budget = SchemaBudget(limits)
     out = SchemaBuilder(budget, pointer_resolver(root or {})).build(schema)
@@ -64,8 +70,17 @@ def build(schema: object, *, limits: SchemaLimits = INPUT_LIMITS, root: dict | N
 
 
 def test_recursive_ref_is_cut_and_counted() -> None:
-    root = {"definitions": {"Node": {"type": "object", "properties": {
-        "value": {"type": "integer"}, "next": {"$ref": "#/definitions/Node"}}}}}
+    root = {
+        "definitions": {
+            "Node": {
+                "type": "object",
+                "properties": {
+                    "value": {"type": "integer"},
+                    "next": {"$ref": "#/definitions/Node"},
+                },
+            }
+        }
+    }
     out, report = build({"$ref": "#/definitions/Node"}, root=root)
     assert out["properties"]["value"] == {"type": "integer"}
     assert "recursive" in out["properties"]["next"]["description"]
@@ -73,15 +88,17 @@ def test_recursive_ref_is_cut_and_counted() -> None:
 
 
 def test_unresolved_ref_missing_and_odd_types_are_repaired() -> None:
-    schema = {"properties": {
-        "a": {"$ref": "#/definitions/Nope", "description": "kept"},
-        "b": {"type": "any"},
-        "c": {"type": "int", "minimum": "3", "maximum": "x"},
-        "d": {"type": "file"},
-        "e": {"type": "string", "pattern": "\\p{L}+", "required": True},
-        "f": {"items": [{"type": "string"}]},
-        "g": 5,
-    }}
+    schema = {
+        "properties": {
+            "a": {"$ref": "#/definitions/Nope", "description": "kept"},
+            "b": {"type": "any"},
+            "c": {"type": "int", "minimum": "3", "maximum": "x"},
+            "d": {"type": "file"},
+            "e": {"type": "string", "pattern": "\\p{L}+", "required": True},
+            "f": {"items": [{"type": "string"}]},
+            "g": 5,
+        }
+    }
     out, report = build(schema)
     props = out["properties"]
     assert out["type"] == "object"
@@ -92,14 +109,25 @@ def test_unresolved_ref_missing_and_odd_types_are_repaired() -> None:
     assert "pattern" not in props["e"] and out["required"] == ["e"]
     assert props["f"] == {"type": "array", "items": {"type": "string"}}
     assert props["g"] == {}
-    for reason in ("unresolved_ref", "missing_type", "type_renamed", "invalid_keyword",
-                   "invalid_pattern", "draft3_required", "tuple_items", "invalid_schema_node"):
+    for reason in (
+        "unresolved_ref",
+        "missing_type",
+        "type_renamed",
+        "invalid_keyword",
+        "invalid_pattern",
+        "draft3_required",
+        "tuple_items",
+        "invalid_schema_node",
+    ):
         assert report.repaired[reason] == 1, reason
 
 
 def test_huge_and_deep_schemas_are_bounded() -> None:
-    huge = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(1000)},
-            "required": ["p0", "p999"]}
+    huge = {
+        "type": "object",
+        "properties": {f"p{i}": {"type": "string"} for i in range(1000)},
+        "required": ["p0", "p999"],
+    }
     out, report = build(huge, limits=SchemaLimits(max_nodes=50))
     assert len(out["properties"]) == 49
     assert out["required"] == ["p0"]

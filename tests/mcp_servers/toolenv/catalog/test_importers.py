@@ -19,7 +19,9 @@ from .conftest import link_all
 FIRST_N = 300
 
 
-def run(name: str, path: Path, present: Iterable[str] = ()) -> tuple[list[ToolRecord], SourceReport]:
+def run(
+    name: str, path: Path, present: Iterable[str] = ()
+) -> tuple[list[ToolRecord], SourceReport]:
     report = SourceReport(name)
     context = ImportContext(report=report, present=frozenset(present))
     return list(IMPORTERS[name].read(path, context)), report
@@ -85,7 +87,9 @@ def test_toucan_live_and_crawled(shared_data: Path, tmp_path: Path) -> None:
     assert all(r.schema_quality == "live" for r in live)
     assert all(r.schema_quality == "crawled" for r in crawled)
     for record in crawled:
-        assert all(prop == {"type": "string"} for prop in record.input_schema["properties"].values())
+        assert all(
+            prop == {"type": "string"} for prop in record.input_schema["properties"].values()
+        )
         assert record.name not in record.input_schema["properties"]
     exa = next(r for r in live if r.name == "web_search_exa")
     assert exa.provider == "toucan_exa_search"
@@ -115,7 +119,9 @@ def test_stabletoolbench_union_and_gold_ids(shared_data: Path) -> None:
     assert report.merged["repeated_in_queries"] == 770
     by_id = {record.id: record for record in records}
     queries = json.loads(
-        (shared_data / "stabletoolbench/solvable_queries/test_instruction/G1_instruction.json").read_text()
+        (
+            shared_data / "stabletoolbench/solvable_queries/test_instruction/G1_instruction.json"
+        ).read_text()
     )
     for tool, api in queries[0]["relevant APIs"]:
         assert stabletoolbench_tool_id(tool, api) in by_id
