@@ -64,7 +64,7 @@ class Heldout(BaseModel):
             raise ConfigError("held-out: several samples per task need a temperature > 0")
 
     def describe(self) -> str:
-        """One line for the report, e.g. ``12 test-seen tasks x 4 samples at T=1.0``."""
+        """One line for the report, e.g. ``12 test-seen tasks, 4 samples at T=1.0``."""
         decoding = (
             "greedy" if self.temperature == 0 else f"{self.samples} samples at T={self.temperature}"
         )
@@ -164,12 +164,13 @@ def run_ablation(
     if window < 1:
         raise ConfigError("run_ablation: window must be >= 1")
     variants = [_variant(base, e, s, output_dir) for e in estimators for s in seeds]
-    heldout_set = (
-        generate_tasks(heldout.tasks, seed=base.task_seed, split=HELDOUT,
-                       families=base.task_families)
-        if heldout is not None else []
-    )  # fmt: skip
-    start = _start_heldout(base, output_dir, heldout_set, heldout) if heldout else None
+    heldout_set: list[Task] = []
+    start = None
+    if heldout is not None:
+        heldout_set = generate_tasks(
+            heldout.tasks, seed=base.task_seed, split=HELDOUT, families=base.task_families
+        )
+        start = _start_heldout(base, output_dir, heldout_set, heldout)
     runs = []
     for config in variants:
         metrics = config.output_dir / METRICS
