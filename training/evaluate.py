@@ -1,4 +1,4 @@
-"""Evaluate a trained policy on ToolEnv tasks: one summary row per (model, split) for training runs.
+"""Evaluate trained policies on ToolEnv tasks: one summary row per (model, mode, split).
 
 The episodes run through ToolEnv's evaluator (:func:`~mcp_servers.toolenv.evaluation.
 evaluate_toolenv`, the one behind ``paraagent eval toolenv``) with the runtime's agent loop,

@@ -37,6 +37,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_ESTIMATORS = ("grpo", "multilevel")
 HELDOUT = "test-seen"
+START_SCORE = "start.json"
+FINAL_SCORE = "heldout.json"
 _CURVES = (("reward/trajectory_mean", "trajectory reward"), ("success", "success (train rollouts)"))
 
 
@@ -55,7 +57,7 @@ class Heldout(BaseModel):
 
     def model_post_init(self, context: Any, /) -> None:
         """Reject counts below 1, a negative temperature, and repeated greedy samples."""
-        if self.tasks < 1 or self.samples < 1 or self.temperature < 0:
+        if self.tasks < 1 or self.samples < 1 or not self.temperature >= 0:
             raise ConfigError(
                 "held-out: need tasks >= 1, samples >= 1 and temperature >= 0, got "
                 f"{self.tasks}, {self.samples}, {self.temperature}"
@@ -65,8 +67,11 @@ class Heldout(BaseModel):
 
     def describe(self) -> str:
         """One line for the report, e.g. ``12 test-seen tasks, 4 samples at T=1.0``."""
+        plural = "s" if self.samples > 1 else ""
         decoding = (
-            "greedy" if self.temperature == 0 else f"{self.samples} samples at T={self.temperature}"
+            "greedy"
+            if self.temperature == 0
+            else f"{self.samples} sample{plural} at T={self.temperature}"
         )
         return f"{self.tasks} {HELDOUT} tasks, {decoding}"
 
@@ -174,14 +179,17 @@ def run_ablation(
     runs = []
     for config in variants:
         metrics = config.output_dir / METRICS
-        success = None
-        if len(_read_metrics(metrics)) < config.steps or heldout:
+        finished = len(_read_metrics(metrics)) >= config.steps
+        key = _score_key(config, heldout_set, heldout, step=config.steps) if heldout else {}
+        success = _cached_score(config.output_dir / FINAL_SCORE, key) if heldout else None
+        if not finished or (heldout and success is None):
             logger.info("ablation run %s", config.output_dir)
             trainer = RLTrainer(config)
             try:
                 trainer.train()
                 if heldout:
                     success = _evaluate(trainer, heldout_set, heldout)
+                    _save_score(config.output_dir / FINAL_SCORE, key, success)
             finally:
                 trainer.close()
         runs.append(_summarize(config, _read_metrics(metrics), window, success))
@@ -194,6 +202,37 @@ def _evaluate(trainer: RLTrainer, tasks: Sequence[Task], heldout: Heldout) -> fl
     return summary.success_rate
 
 
+def _score_key(
+    config: RLConfig, tasks: Sequence[Task], heldout: Heldout, *, step: int
+) -> dict[str, Any]:
+    """What a cached held-out score depends on: weights (start point and step), tasks, decoding."""
+    return {
+        "model": config.model,
+        "adapter": str(config.adapter) if config.adapter is not None else None,
+        "dtype": config.dtype,
+        "step": step,
+        "tasks": [task.id for task in tasks],
+        "max_turns": config.max_turns,
+        "max_new_tokens": config.max_new_tokens,
+        "samples": heldout.samples,
+        "temperature": heldout.temperature,
+    }
+
+
+def _cached_score(path: Path, key: dict[str, Any]) -> float | None:
+    """The score stored at ``path`` for exactly ``key`` (sampled scores are not re-drawn)."""
+    if not path.is_file():
+        return None
+    cached = json.loads(path.read_text(encoding="utf-8"))
+    return float(cached["heldout_success"]) if cached.get("key") == key else None
+
+
+def _save_score(path: Path, key: dict[str, Any], success: float) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"key": key, "split": HELDOUT, "heldout_success": success}
+    path.write_text(json.dumps(payload) + "\n", encoding="utf-8")
+
+
 def _start_heldout(
     base: RLConfig, output_dir: Path, tasks: Sequence[Task], heldout: Heldout
 ) -> float:
@@ -202,31 +241,18 @@ def _start_heldout(
     The same tasks and decoding as the final policies' evaluation, so before and after compare.
     The cache is reused only for the same starting weights, tasks and decoding.
     """
-    key = {
-        "model": base.model,
-        "adapter": str(base.adapter) if base.adapter is not None else None,
-        "tasks": [task.id for task in tasks],
-        "max_turns": base.max_turns,
-        "max_new_tokens": base.max_new_tokens,
-        "samples": heldout.samples,
-        "temperature": heldout.temperature,
-    }
-    cache = output_dir / "start.json"
-    if cache.is_file():
-        cached = json.loads(cache.read_text(encoding="utf-8"))
-        if cached.get("key") == key:
-            return float(cached["heldout_success"])
+    key = _score_key(base, tasks, heldout, step=0)
+    cache = output_dir / START_SCORE
+    success = _cached_score(cache, key)
+    if success is not None:
+        return success
     config = dataclasses.replace(base, output_dir=output_dir / "start", resume=False, steps=1)
     trainer = RLTrainer(config)
     try:
         success = _evaluate(trainer, tasks, heldout)
     finally:
         trainer.close()
-    output_dir.mkdir(parents=True, exist_ok=True)
-    cache.write_text(
-        json.dumps({"key": key, "split": HELDOUT, "heldout_success": success}) + "\n",
-        encoding="utf-8",
-    )
+    _save_score(cache, key, success)
     return success
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from paraagent_runtime.errors import ParaAgentError
+from paraagent_runtime.errors import ConfigError, ParaAgentError
 
 if TYPE_CHECKING:
     from .config import RLConfig
@@ -96,6 +96,7 @@ def ablation(
         typer.Option(help="Estimators to compare (repeat; default grpo, multilevel)."),
     ] = None,
     seed: Annotated[list[int] | None, typer.Option(help="Seeds (repeat; default 0 and 1).")] = None,
+    window: Annotated[int, typer.Option(help="Final steps averaged into the table.")] = 5,
     heldout_tasks: Annotated[
         int, typer.Option(help="Held-out test-seen tasks for the start and each final policy.")
     ] = 0,
@@ -112,16 +113,19 @@ def ablation(
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
         base = _load(config, model, adapter, steps=steps)
-        heldout = (
-            Heldout(tasks=heldout_tasks, samples=heldout_samples, temperature=heldout_temperature)
-            if heldout_tasks
-            else None
-        )
+        heldout = None
+        if heldout_tasks:
+            heldout = Heldout(
+                tasks=heldout_tasks, samples=heldout_samples, temperature=heldout_temperature
+            )
+        elif heldout_samples != 1 or heldout_temperature != 0:
+            raise ConfigError("--heldout-samples / --heldout-temperature need --heldout-tasks N")
         run_ablation(
             base,
             output_dir=output_dir,
             estimators=estimator or ("grpo", "multilevel"),
             seeds=seed or (0, 1),
+            window=window,
             heldout=heldout,
         )
     except ParaAgentError as exc:

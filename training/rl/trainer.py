@@ -395,9 +395,10 @@ class RLTrainer:
         success rate is the mean over all those episodes (a finer measure than one greedy
         episode per task, and the quantity RL at that temperature optimizes).
         """
-        if samples < 1 or temperature < 0:
+        if samples < 1 or not temperature >= 0 or (samples > 1 and temperature == 0):
             raise ConfigError(
-                f"evaluate: need samples >= 1 and temperature >= 0, got {samples}, {temperature}"
+                "evaluate: need samples >= 1, temperature >= 0, and a temperature > 0 for "
+                f"several samples per task; got {samples}, {temperature}"
             )
         episodes = [task for task in tasks for _ in range(samples)]
         self.model.eval()

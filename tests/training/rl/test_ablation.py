@@ -61,10 +61,12 @@ def test_cli_reports_a_bad_config_with_status_2(tmp_path: Path) -> None:
     args = ["ablation", "--config", str(config), "--output-dir", str(tmp_path)]
     result = CliRunner().invoke(rl_app, args)
     assert result.exit_code == 2 and "group_size" in result.output
-    result = CliRunner().invoke(
-        rl_app, [*args[:1], "--heldout-tasks", "2", "--heldout-samples", "4"]
-    )
-    assert result.exit_code == 2 and "need a temperature" in result.output
+    for extra, message in (
+        (["--heldout-tasks", "2", "--heldout-samples", "4"], "need a temperature"),
+        (["--heldout-temperature", "1.0"], "need --heldout-tasks N"),
+    ):
+        result = CliRunner().invoke(rl_app, ["ablation", "--output-dir", str(tmp_path), *extra])
+        assert result.exit_code == 2 and message in result.output, result.output
 
 
 @pytest.mark.parametrize(
@@ -127,5 +129,9 @@ def test_ablation_runs_both_estimators_with_the_same_budget(
     assert _start_heldout(changed, tmp_path, tasks, heldout) == start["heldout_success"]
     _start_heldout(base, tmp_path, tasks, Heldout(tasks=1))
     assert json.loads((tmp_path / "start.json").read_text())["key"]["temperature"] == 0.0
-    again = run_ablation(base, output_dir=tmp_path, seeds=(0,), window=2)
+    # A finished run is read back: its sampled final score is cached, never re-drawn.
+    again = run_ablation(base, output_dir=tmp_path, seeds=(0,), window=2, heldout=heldout)
     assert [r.final_reward for r in again] == [r.final_reward for r in runs]
+    assert [r.heldout_success for r in again] == [r.heldout_success for r in runs]
+    for run in ("grpo-seed0", "multilevel-seed0"):
+        assert json.loads((tmp_path / run / "heldout.json").read_text())["key"]["step"] == 2

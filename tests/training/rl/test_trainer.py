@@ -54,6 +54,7 @@ def test_two_rl_steps_end_to_end_change_params_and_resume(cold_start: Path, tmp_
         ({"advantage": {"estimator": "ppo"}}, "estimator"),
         ({"aggregation": "sum"}, "aggregation"),
         ({"task_families": ["nope"]}, "task_families: unknown nope"),
+        ({"task_families": "stock_compare"}, "expected a list of family names"),
         ({"task_families": []}, "task_families: unknown \\(empty list\\)"),
     ],
 )
