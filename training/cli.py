@@ -176,6 +176,8 @@ def eval_command(
             name: generate_tasks(n_tasks, seed=seed, split=name, families=family) for name in splits
         }
         adapters = adapter or []
+        if not adapters and not base:
+            raise ConfigError("nothing to evaluate: give --adapter DIR or drop --no-base")
         modes = mode or ["paraact"]
         if len(modes) not in (1, len(adapters)):
             raise ConfigError(

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+
+import pytest
 
 from mcp_servers.toolenv import generate_tasks
 from paraagent_runtime.policy.scripted import ScriptedPolicy
@@ -60,15 +63,33 @@ def test_eval_command_pairs_each_adapter_with_its_mode(
 
     from training.cli import train_app
 
+    other = tmp_path / "other-adapter"
+    shutil.copytree(tiny_adapter, other)
     out = tmp_path / "modes.json"
     args = ["eval", "--model", str(tiny_model), "--n-tasks", "1", "--max-turns", "1"]
     args += ["--max-tokens", "4", "--adapter", str(tiny_adapter), "--mode", "react"]
-    args += ["--adapter", str(tiny_adapter), "--mode", "decoupled", "--no-base"]
+    args += ["--adapter", str(other), "--mode", "decoupled"]
     result = CliRunner().invoke(train_app, [*args, "--out", str(out)])
     assert result.exit_code == 0, result.output
     rows = json.loads(out.read_text())
-    assert [row["mode"] for row in rows] == ["react", "decoupled"]
+    assert [(row["model"], row["mode"]) for row in rows] == [
+        ("base", "react"),
+        (str(tiny_adapter), "react"),
+        (str(other), "decoupled"),
+    ]
     assert all(row["mean_sim_tools_s"] >= 0 for row in rows)
+
+
+async def test_simulated_tool_time_is_the_mean_over_episodes(demo_build: DemoBuild) -> None:
+    demo = demo_build.demos[0]
+    task = {t.id: t for t in generate_tasks(36, seed=3)}[demo.task_id]
+    turns = [m.content for m in demo.messages if m.role == "assistant"]
+    summary, rows = await evaluate_policy(
+        ScriptedPolicy(turns), [task], model="replay", mode="paraact"
+    )
+    assert rows[0].sim_tools_s > 0
+    assert summary.mean_sim_tools_s == pytest.approx(rows[0].sim_tools_s, abs=1e-3)
+    assert summary.mode == "paraact"
 
 
 def test_eval_command_rejects_mismatched_modes(tiny_model: Path, tiny_adapter: Path) -> None:
@@ -77,6 +98,8 @@ def test_eval_command_rejects_mismatched_modes(tiny_model: Path, tiny_adapter: P
     from training.cli import train_app
 
     args = ["eval", "--model", str(tiny_model), "--adapter", str(tiny_adapter)]
+    nothing = CliRunner().invoke(train_app, ["eval", "--model", str(tiny_model), "--no-base"])
+    assert nothing.exit_code == 2 and "nothing to evaluate" in nothing.output
     for modes, message in ((["react", "paraact"], "one per --adapter (1), got 2"),
                            (["serial"], "unknown serial")):  # fmt: skip
         flags = [flag for name in modes for flag in ("--mode", name)]

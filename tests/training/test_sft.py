@@ -146,8 +146,13 @@ def test_missing_demo_file_is_a_config_error(tiny_model: Path, tmp_path: Path) -
 
 
 def test_init_adapter_must_be_an_adapter_directory(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"init_adapter: .* \(no adapter_config.json"):
+    with pytest.raises(ConfigError, match=r"no adapter_config.json; it holds no LoRA adapter"):
         SFTRunConfig(init_adapter=tmp_path)
+    run_dir = tmp_path / "run"
+    (run_dir / "adapter").mkdir(parents=True)
+    (run_dir / "adapter" / "adapter_config.json").write_text("{}")
+    with pytest.raises(ConfigError, match=r"did you mean .*run/adapter\?"):
+        SFTRunConfig(init_adapter=run_dir)
     (tmp_path / "adapter_config.json").write_text("{}")
     with pytest.raises(ConfigError, match="needs lora: true"):
         SFTRunConfig(init_adapter=tmp_path, lora=False)

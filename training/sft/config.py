@@ -141,7 +141,14 @@ class SFTRunConfig:
         """Raise ConfigError unless ``init_adapter`` (when set) is a LoRA adapter directory."""
         if self.init_adapter is None or (self.init_adapter / "adapter_config.json").is_file():
             return
+        hint = (
+            f"did you mean {self.init_adapter / 'adapter'}?"
+            if (self.init_adapter / "adapter" / "adapter_config.json").is_file()
+            else "train the stage that writes it first"
+            if not self.init_adapter.exists()
+            else "it holds no LoRA adapter"
+        )
         raise ConfigError(
             f"init_adapter: {self.init_adapter} is not a LoRA adapter directory "
-            "(no adapter_config.json; train the stage that writes it first)"
+            f"(no adapter_config.json; {hint})"
         )
