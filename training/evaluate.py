@@ -47,9 +47,7 @@ class EvalSummary(BaseModel):
     mean_sim_tools_s: float
 
 
-def summarize_rows(
-    model: str, rows: Sequence[EpisodeMetrics], *, mode: str = "paraact"
-) -> EvalSummary:
+def summarize_rows(model: str, rows: Sequence[EpisodeMetrics], *, mode: str) -> EvalSummary:
     """Aggregate per-episode metrics of ``model`` run in agent ``mode`` into a summary."""
     executes = sum(row.execute_turns for row in rows)
     execute_calls = sum(row.execute_calls for row in rows)

@@ -29,7 +29,7 @@ from mcp_servers.toolenv import Task, generate_tasks
 from paraagent_runtime.errors import ConfigError
 
 from .config import RLConfig
-from .trainer import METRICS, RLTrainer
+from .trainer import METRICS, RLTrainer, check_eval_decoding
 
 __all__ = ["AblationRun", "Heldout", "ablation_table", "plot_ablation", "run_ablation"]
 
@@ -57,13 +57,9 @@ class Heldout(BaseModel):
 
     def model_post_init(self, context: Any, /) -> None:
         """Reject counts below 1, a negative temperature, and repeated greedy samples."""
-        if self.tasks < 1 or self.samples < 1 or not self.temperature >= 0:
-            raise ConfigError(
-                "held-out: need tasks >= 1, samples >= 1 and temperature >= 0, got "
-                f"{self.tasks}, {self.samples}, {self.temperature}"
-            )
-        if self.samples > 1 and self.temperature == 0:
-            raise ConfigError("held-out: several samples per task need a temperature > 0")
+        if self.tasks < 1:
+            raise ConfigError(f"held-out: need tasks >= 1, got {self.tasks}")
+        check_eval_decoding(self.samples, self.temperature)
 
     def describe(self) -> str:
         """One line for the report, e.g. ``12 test-seen tasks, 4 samples at T=1.0``."""
@@ -180,14 +176,16 @@ def run_ablation(
     for config in variants:
         metrics = config.output_dir / METRICS
         finished = len(_read_metrics(metrics)) >= config.steps
-        key = _score_key(config, heldout_set, heldout, step=config.steps) if heldout else {}
-        success = _cached_score(config.output_dir / FINAL_SCORE, key) if heldout else None
-        if not finished or (heldout and success is None):
+        success = key = None
+        if heldout is not None:
+            key = _score_key(config, heldout_set, heldout, step=config.steps)
+            success = _cached_score(config.output_dir / FINAL_SCORE, key)
+        if not finished or (key is not None and success is None):
             logger.info("ablation run %s", config.output_dir)
             trainer = RLTrainer(config)
             try:
                 trainer.train()
-                if heldout:
+                if heldout is not None and key is not None:
                     success = _evaluate(trainer, heldout_set, heldout)
                     _save_score(config.output_dir / FINAL_SCORE, key, success)
             finally:

@@ -96,6 +96,20 @@ def _mean_std(values: Sequence[float]) -> tuple[float, float]:
     return statistics.fmean(values), statistics.pstdev(values)
 
 
+def check_eval_decoding(samples: int, temperature: float) -> None:
+    """Raise ConfigError unless ``samples`` episodes per task at ``temperature`` make sense.
+
+    Both must be >= 1 and >= 0, and several samples of one task need a temperature > 0 (greedy
+    ones would only repeat).
+    """
+    if samples < 1 or not temperature >= 0:
+        raise ConfigError(
+            f"held-out: need samples >= 1 and temperature >= 0, got {samples}, {temperature}"
+        )
+    if samples > 1 and temperature == 0:
+        raise ConfigError("held-out: several samples per task need a temperature > 0")
+
+
 class RLTrainer:
     """Trains a causal LM with group-relative RL on ToolEnv tasks.
 
@@ -395,11 +409,7 @@ class RLTrainer:
         success rate is the mean over all those episodes (a finer measure than one greedy
         episode per task, and the quantity RL at that temperature optimizes).
         """
-        if samples < 1 or not temperature >= 0 or (samples > 1 and temperature == 0):
-            raise ConfigError(
-                "evaluate: need samples >= 1, temperature >= 0, and a temperature > 0 for "
-                f"several samples per task; got {samples}, {temperature}"
-            )
+        check_eval_decoding(samples, temperature)
         episodes = [task for task in tasks for _ in range(samples)]
         self.model.eval()
         self._loop.run_until_complete(self.engine.sync(self.rl_model, self.step))

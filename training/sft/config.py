@@ -141,13 +141,12 @@ class SFTRunConfig:
         """Raise ConfigError unless ``init_adapter`` (when set) is a LoRA adapter directory."""
         if self.init_adapter is None or (self.init_adapter / "adapter_config.json").is_file():
             return
-        hint = (
-            f"did you mean {self.init_adapter / 'adapter'}?"
-            if (self.init_adapter / "adapter" / "adapter_config.json").is_file()
-            else "train the stage that writes it first"
-            if not self.init_adapter.exists()
-            else "it holds no LoRA adapter"
-        )
+        if (self.init_adapter / "adapter" / "adapter_config.json").is_file():
+            hint = f"did you mean {self.init_adapter / 'adapter'}?"
+        elif self.init_adapter.exists():
+            hint = "it holds no LoRA adapter"
+        else:
+            hint = "train the stage that writes it first"
         raise ConfigError(
             f"init_adapter: {self.init_adapter} is not a LoRA adapter directory "
             f"(no adapter_config.json; {hint})"
