@@ -604,6 +604,31 @@ def _build(
     )
 
 
+def check_families(families: Iterable[str], split: str, *, owner: str) -> list[str]:
+    """Validate family names for ``split`` and return them as a list.
+
+    Args:
+        families: Family names, from :data:`ALL_FAMILIES`.
+        split: The split the tasks are generated for.
+        owner: Who asks (a function or a config field), named in the error.
+
+    Raises:
+        ConfigError: the list is empty, a name is unknown, or a held-out family is asked for in
+            ``train`` or ``test-seen`` (which would leak it into training or seen evaluation).
+    """
+    chosen = list(families)
+    unknown = [name for name in chosen if name not in ALL_FAMILIES]
+    if unknown or not chosen:
+        raise ConfigError(
+            f"{owner}: unknown {', '.join(unknown) or '(empty list)'}; "
+            f"use names from {', '.join(sorted(ALL_FAMILIES))}"
+        )
+    leaked = [name for name in chosen if name not in FAMILIES]
+    if split in ("train", "test-seen") and leaked:
+        raise ConfigError(f"{owner}: split {split!r} may not use held-out families {leaked}")
+    return chosen
+
+
 def generate_tasks(
     n: int, *, seed: int = 0, split: str = "train", families: Iterable[str] | None = None
 ) -> list[Task]:
@@ -624,19 +649,13 @@ def generate_tasks(
         ConfigError: ``n`` is negative, a family name is unknown, or a held-out family is asked
             for in a split that is not held out (train or test-seen would leak it).
     """
-    chosen = list(families) if families is not None else split_families(split)
-    unknown = [name for name in chosen if name not in ALL_FAMILIES]
-    if n < 0 or unknown or not chosen:
-        raise ConfigError(
-            f"generate_tasks: need n >= 0 and families from {sorted(ALL_FAMILIES)}; got n={n}, "
-            f"unknown={unknown}"
-        )
-    if split in ("train", "test-seen"):
-        leaked = [name for name in chosen if name not in FAMILIES]
-        if leaked:
-            raise ConfigError(
-                f"generate_tasks: split {split!r} may not use held-out families {leaked}"
-            )
+    if n < 0:
+        raise ConfigError(f"generate_tasks: need n >= 0, got n={n}")
+    chosen = (
+        check_families(families, split, owner="generate_tasks")
+        if families is not None
+        else split_families(split)
+    )
     rng = random.Random(f"tasks:{seed}:{split}")
     tasks = []
     for index in range(n):

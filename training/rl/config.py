@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mcp_servers.toolenv import Task, generate_tasks, load_tasks
-from mcp_servers.toolenv.tasks import ALL_FAMILIES
+from mcp_servers.toolenv.tasks import check_families
 from paraagent_runtime.errors import ConfigError
 from training.algo.advantages import AdvantageConfig
 from training.algo.loss import Aggregation
@@ -183,13 +183,13 @@ class RLConfig:
                 f"got {self.task_families!r}"
             )
         if self.task_families is not None:
-            self.task_families = tuple(self.task_families)
-            unknown = sorted(set(self.task_families) - set(ALL_FAMILIES))
-            if unknown or not self.task_families:
+            if self.tasks_file is not None:
                 raise ConfigError(
-                    f"RLConfig.task_families: unknown {', '.join(unknown) or '(empty list)'}; "
-                    f"use names from {', '.join(sorted(ALL_FAMILIES))}"
+                    "RLConfig.task_families: only applies to generated tasks; drop it or tasks_file"
                 )
+            self.task_families = tuple(
+                check_families(self.task_families, self.task_split, owner="RLConfig.task_families")
+            )
         for name in _POSITIVE_INTS:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
