@@ -33,11 +33,15 @@ __all__ = [
 
 
 class EvalSummary(BaseModel):
-    """Aggregates over a task set."""
+    """Aggregates over a task set.
+
+    ``episodes`` exceeds ``tasks`` when each task is sampled several times.
+    """
 
     model: str
     mode: str
     tasks: int
+    episodes: int
     success_rate: float
     mean_turns: float
     mean_calls: float
@@ -58,7 +62,8 @@ def summarize_rows(model: str, rows: Sequence[EpisodeMetrics], *, mode: str) -> 
     return EvalSummary(
         model=model,
         mode=mode,
-        tasks=len(rows),
+        tasks=len({row.task_id for row in rows}),
+        episodes=len(rows),
         success_rate=mean([float(row.success) for row in rows]),
         mean_turns=mean([row.turns for row in rows]),
         mean_calls=mean([row.tool_calls for row in rows]),
@@ -122,11 +127,18 @@ def summary_cells(row: Mapping[str, Any]) -> list[str]:
     """One evaluation summary (``EvalSummary`` fields plus ``split``) as table cells."""
     return [
         str(row["model"]), str(row["mode"]), str(row.get("split", "-")),
-        str(row["tasks"]), f"{row['success_rate']:.2f}", str(row["answered"]),
+        _task_count(row), f"{row['success_rate']:.2f}", str(row["answered"]),
         f"{row['mean_turns']:.2f}", f"{row['mean_calls']:.2f}",
         f"{row['calls_per_execute_turn']:.2f}", f"{row['mean_sim_tools_s']:.2f}",
         str(row["format_error_turns"]),
     ]  # fmt: skip
+
+
+def _task_count(row: Mapping[str, Any]) -> str:
+    episodes = row.get("episodes", row["tasks"])
+    return (
+        str(row["tasks"]) if episodes == row["tasks"] else f"{row['tasks']} ({episodes} episodes)"
+    )
 
 
 def summaries_markdown(results: Sequence[Mapping[str, Any]]) -> str:

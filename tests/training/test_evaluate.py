@@ -10,7 +10,7 @@ from mcp_servers.toolenv import generate_tasks
 from paraagent_runtime.policy.scripted import ScriptedPolicy
 from paraagent_runtime.trajectory import TrajectoryWriter, read_episodes
 from training.demos import DemoBuild
-from training.evaluate import evaluate_policy
+from training.evaluate import evaluate_policy, summary_cells
 
 
 async def test_replaying_a_demo_through_the_agent_reproduces_it(
@@ -36,6 +36,15 @@ async def test_a_wrong_answer_scores_zero() -> None:
     summary, rows = await evaluate_policy(policy, [task], model="guess")
     assert summary.success_rate == 0.0 and rows[0].status == "answered"
     assert summary.calls_per_execute_turn == 0.0
+
+
+async def test_a_task_sampled_twice_counts_once_with_two_episodes() -> None:
+    task = generate_tasks(1, seed=0, families=["city_pair_facts"])[0]
+    policy = ScriptedPolicy(["<answer>no idea</answer>"] * 2)
+    summary, rows = await evaluate_policy(policy, [task, task], model="guess")
+    assert (summary.tasks, summary.episodes, len(rows)) == (1, 2, 2)
+    assert summary_cells({**summary.model_dump(), "split": "train"})[3] == "1 (2 episodes)"
+    assert summary_cells({**summary.model_dump(), "episodes": 1, "tasks": 1})[3] == "1"
 
 
 def test_eval_command_covers_every_split_in_one_table(tiny_model: Path, tmp_path: Path) -> None:
