@@ -143,6 +143,10 @@ def eval_command(
     ] = None,
     max_turns: Annotated[int, typer.Option(help="Agent max_turns.")] = 6,
     max_tokens: Annotated[int, typer.Option(help="Max new tokens per turn.")] = 192,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature (0 = greedy).")] = 0.0,
+    samples: Annotated[
+        int, typer.Option(help="Episodes per task (more than 1 needs --temperature above 0).")
+    ] = 1,
     trajectory: Annotated[Path | None, typer.Option(help="JSONL file for the episodes.")] = None,
     out: Annotated[
         Path | None, typer.Option(help="Write the summaries as JSON here (and a .md table).")
@@ -164,11 +168,18 @@ def eval_command(
     from paraagent_runtime.policy.transformers_local import TransformersPolicy
     from paraagent_runtime.trajectory import TrajectoryWriter
 
-    from .evaluate import SUMMARY_COLUMNS, evaluate_policy, summaries_markdown, summary_cells
+    from .evaluate import (
+        SUMMARY_COLUMNS,
+        check_eval_decoding,
+        evaluate_policy,
+        summaries_markdown,
+        summary_cells,
+    )
 
     splits = split or ["test-seen"]
     results: list[dict[str, object]] = []
     try:
+        check_eval_decoding(samples, temperature)
         unknown = [name for name in splits if name not in SPLITS]
         if unknown:
             raise ConfigError(f"--split: unknown {', '.join(unknown)}; use {', '.join(SPLITS)}")
@@ -198,7 +209,7 @@ def eval_command(
                     summary, _ = asyncio.run(
                         evaluate_policy(
                             policy, tasks, model=label, mode=agent_mode, max_turns=max_turns,
-                            max_tokens=max_tokens,
+                            max_tokens=max_tokens, temperature=temperature, samples=samples,
                             trajectory=writer,
                             on_row=_print_row,
                             concurrency=concurrency,

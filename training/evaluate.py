@@ -19,12 +19,14 @@ from pydantic import BaseModel
 from mcp_servers.toolenv import Task
 from mcp_servers.toolenv.evaluation import EpisodeMetrics, EvalConfig, evaluate_toolenv
 from mcp_servers.toolenv.tasks import SPLITS
+from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.policy.base import Policy, SamplingParams
 from paraagent_runtime.trajectory import TrajectoryWriter
 
 __all__ = [
     "SUMMARY_COLUMNS",
     "EvalSummary",
+    "check_eval_decoding",
     "evaluate_policy",
     "summaries_markdown",
     "summarize_rows",
@@ -74,6 +76,20 @@ def summarize_rows(model: str, rows: Sequence[EpisodeMetrics], *, mode: str) -> 
     )
 
 
+def check_eval_decoding(samples: int, temperature: float) -> None:
+    """Raise ConfigError unless ``samples`` episodes per task at ``temperature`` make sense.
+
+    Both must be >= 1 and >= 0, and several samples of one task need a temperature > 0 (greedy
+    ones would only repeat).
+    """
+    if samples < 1 or not temperature >= 0:
+        raise ConfigError(
+            f"evaluation: need samples >= 1 and temperature >= 0, got {samples}, {temperature}"
+        )
+    if samples > 1 and temperature == 0:
+        raise ConfigError("evaluation: several samples per task need a temperature > 0")
+
+
 async def evaluate_policy(
     policy: Policy,
     tasks: Sequence[Task],
@@ -83,21 +99,28 @@ async def evaluate_policy(
     max_turns: int = 8,
     max_tokens: int = 256,
     temperature: float = 0.0,
+    samples: int = 1,
     trajectory: TrajectoryWriter | None = None,
     on_row: Callable[[EpisodeMetrics], Any] | None = None,
     concurrency: int = 1,
 ) -> tuple[EvalSummary, list[EpisodeMetrics]]:
     """Run ``policy`` on every task in the task's ToolEnv world (greedy unless ``temperature``).
 
-    ``concurrency`` episodes run at once (a local model batches their turns); rows, ``on_row``
-    and the episodes written to ``trajectory`` stay in task order.
+    With a ``temperature``, every task can run ``samples`` times; the success rate is then the
+    mean over all those episodes (a finer measure than one greedy episode per task, and the
+    quantity RL at that temperature optimizes). ``concurrency`` episodes run at once (a local
+    model batches their turns); rows, ``on_row`` and the episodes written to ``trajectory`` stay
+    in task order.
 
     Returns:
-        The summary and one row per task.
+        The summary and one row per episode.
 
     Raises:
-        ConfigError: ``concurrency`` is below 1, or an unknown mode.
+        ConfigError: ``concurrency`` is below 1, an unknown mode, or a decoding that
+            :func:`check_eval_decoding` rejects.
     """
+    check_eval_decoding(samples, temperature)
+    tasks = [task for task in tasks for _ in range(samples)]
     if not tasks:
         return summarize_rows(model, [], mode=mode), []
     config = EvalConfig(

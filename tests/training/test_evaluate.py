@@ -41,8 +41,9 @@ async def test_a_wrong_answer_scores_zero() -> None:
 async def test_a_task_sampled_twice_counts_once_with_two_episodes() -> None:
     task = generate_tasks(1, seed=0, families=["city_pair_facts"])[0]
     policy = ScriptedPolicy(["<answer>no idea</answer>"] * 2)
-    summary, rows = await evaluate_policy(policy, [task, task], model="guess")
+    summary, rows = await evaluate_policy(policy, [task], model="guess", samples=2, temperature=1.0)
     assert (summary.tasks, summary.episodes, len(rows)) == (1, 2, 2)
+    assert [row.task_id for row in rows] == [task.id, task.id]
     assert summary_cells({**summary.model_dump(), "split": "train"})[3] == "1 (2 episodes)"
     assert summary_cells({**summary.model_dump(), "episodes": 1, "tasks": 1})[3] == "1"
 
@@ -55,14 +56,16 @@ def test_eval_command_covers_every_split_in_one_table(tiny_model: Path, tmp_path
     out = tmp_path / "eval.json"
     args = ["eval", "--model", str(tiny_model), "--n-tasks", "1", "--max-turns", "1"]
     args += ["--max-tokens", "4", "--split", "test-seen", "--split", "test-unseen-tools"]
+    args += ["--samples", "2", "--temperature", "1.0"]
     result = CliRunner().invoke(train_app, [*args, "--out", str(out), "--concurrency", "2"])
     assert result.exit_code == 0, result.output
     rows = json.loads(out.read_text())
-    assert [(row["model"], row["split"], row["tasks"]) for row in rows] == [
-        ("base", "test-seen", 1),
-        ("base", "test-unseen-tools", 1),
+    assert [(row["model"], row["split"], row["tasks"], row["episodes"]) for row in rows] == [
+        ("base", "test-seen", 1, 2),
+        ("base", "test-unseen-tools", 1, 2),
     ]
-    assert "| base | paraact | test-unseen-tools | 1 |" in out.with_suffix(".md").read_text()
+    table = out.with_suffix(".md").read_text()
+    assert "| base | paraact | test-unseen-tools | 1 (2 episodes) |" in table
 
 
 def test_eval_command_pairs_each_adapter_with_its_mode(
@@ -114,6 +117,8 @@ def test_eval_command_rejects_mismatched_modes(tiny_model: Path, tiny_adapter: P
         flags = [flag for name in modes for flag in ("--mode", name)]
         result = CliRunner().invoke(train_app, [*args, *flags])
         assert result.exit_code == 2 and message in result.output, result.output
+    greedy_repeats = CliRunner().invoke(train_app, [*args, "--samples", "3"])
+    assert greedy_repeats.exit_code == 2 and "need a temperature" in greedy_repeats.output
 
 
 def test_eval_command_rejects_an_unknown_split(tiny_model: Path) -> None:

@@ -27,9 +27,10 @@ from pydantic import BaseModel
 
 from mcp_servers.toolenv import Task, generate_tasks
 from paraagent_runtime.errors import ConfigError
+from training.evaluate import check_eval_decoding
 
 from .config import RLConfig
-from .trainer import METRICS, RLTrainer, check_eval_decoding
+from .trainer import METRICS, RLTrainer
 
 __all__ = ["AblationRun", "Heldout", "ablation_table", "plot_ablation", "run_ablation"]
 

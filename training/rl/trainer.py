@@ -96,20 +96,6 @@ def _mean_std(values: Sequence[float]) -> tuple[float, float]:
     return statistics.fmean(values), statistics.pstdev(values)
 
 
-def check_eval_decoding(samples: int, temperature: float) -> None:
-    """Raise ConfigError unless ``samples`` episodes per task at ``temperature`` make sense.
-
-    Both must be >= 1 and >= 0, and several samples of one task need a temperature > 0 (greedy
-    ones would only repeat).
-    """
-    if samples < 1 or not temperature >= 0:
-        raise ConfigError(
-            f"held-out: need samples >= 1 and temperature >= 0, got {samples}, {temperature}"
-        )
-    if samples > 1 and temperature == 0:
-        raise ConfigError("held-out: several samples per task need a temperature > 0")
-
-
 class RLTrainer:
     """Trains a causal LM with group-relative RL on ToolEnv tasks.
 
@@ -405,23 +391,21 @@ class RLTrainer:
     ) -> EvalSummary:
         """Success of the current policy on ``tasks``, each in its own ToolEnv world.
 
-        Greedy by default; with a ``temperature`` every task runs ``samples`` times and the
-        success rate is the mean over all those episodes (a finer measure than one greedy
-        episode per task, and the quantity RL at that temperature optimizes).
+        Greedy by default; with a ``temperature`` every task runs ``samples`` times (see
+        :func:`~training.evaluate.evaluate_policy`).
         """
-        check_eval_decoding(samples, temperature)
-        episodes = [task for task in tasks for _ in range(samples)]
         self.model.eval()
         self._loop.run_until_complete(self.engine.sync(self.rl_model, self.step))
         summary, _ = self._loop.run_until_complete(
             evaluate_policy(
                 self.engine.policy,
-                episodes,
+                tasks,
                 model=f"rl-step-{self.step}",
                 max_turns=self.config.max_turns,
                 max_tokens=self.config.max_new_tokens,
                 temperature=temperature,
-                concurrency=min(len(episodes), _EVAL_CONCURRENCY) or 1,
+                samples=samples,
+                concurrency=min(len(tasks) * samples, _EVAL_CONCURRENCY) or 1,
             )
         )
         return summary
