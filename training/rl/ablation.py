@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import math
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -292,7 +293,15 @@ def ablation_table(
             f"| {sum(run.wall_s for run in group):.0f} |"
         )
     if heldout is not None:
-        lines += ["", f"Held-out success: {heldout.describe()}."]
+        note = f"Held-out success: {heldout.describe()}."
+        if start_heldout is not None:
+            episodes = heldout.tasks * heldout.samples
+            error = math.sqrt(start_heldout * (1 - start_heldout) / episodes)
+            note += (
+                f" One score is the mean of {episodes} episodes: its binomial standard error "
+                f"at the start's rate is {error:.3f}."
+            )
+        lines += ["", note]
     return "\n".join(lines) + "\n"
 
 

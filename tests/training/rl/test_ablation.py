@@ -87,7 +87,11 @@ def test_table_says_how_heldout_success_was_measured() -> None:
     spec = Heldout(tasks=12, samples=4, temperature=1.0)
     table = ablation_table([_run("grpo", 0, 0.2)], start_heldout=0.25, heldout=spec)
     assert table.splitlines()[2].startswith("| start (no RL) | - | 0 | 0 | - | - | 0.250 |")
-    assert table.rstrip().endswith("Held-out success: 12 test-seen tasks, 4 samples at T=1.0.")
+    assert "Held-out success: 12 test-seen tasks, 4 samples at T=1.0." in table
+    # sqrt(0.25 * 0.75 / 48)
+    assert table.rstrip().endswith("binomial standard error at the start's rate is 0.062.")
+    without_start = ablation_table([_run("grpo", 0, 0.2)], heldout=spec)
+    assert without_start.rstrip().endswith("4 samples at T=1.0.")
 
 
 @pytest.mark.slow
