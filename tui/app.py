@@ -332,13 +332,13 @@ class ChatApp(App[None]):
             elif loading:
                 rows.append(SourceRow(name, 0, "loading"))
             elif isinstance(inner, MCPToolSource):
-                rows.append(
-                    SourceRow(
-                        name,
-                        counts.get(name, 0),
-                        "connected" if inner.connected else "disconnected",
-                    )
+                state = inner.connection_state()
+                detail = (
+                    f"{state.error}; next attempt in {state.retry_in_s:.0f}s"
+                    if state.status == "reconnecting"
+                    else None
                 )
+                rows.append(SourceRow(name, counts.get(name, 0), state.status, detail))
             else:
                 rows.append(SourceRow(name, counts.get(name, 0), "ready"))
         return rows

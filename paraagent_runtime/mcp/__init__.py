@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .config import MCPConfig, MCPServerConfig, expand_variables, load_mcp_config, parse_mcp_config
 from .source import (
+    ConnectionState,
     ElicitationRequest,
     ElicitationResponse,
     MCPTimeoutError,
@@ -14,6 +15,7 @@ from .source import (
 )
 
 __all__ = [
+    "ConnectionState",
     "ElicitationRequest",
     "ElicitationResponse",
     "MCPConfig",

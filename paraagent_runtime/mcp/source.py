@@ -40,6 +40,7 @@ from ..tools import ToolAnnotations, ToolSpec
 from .config import MCPServerConfig, load_mcp_config
 
 __all__ = [
+    "ConnectionState",
     "ElicitationRequest",
     "ElicitationResponse",
     "MCPTimeoutError",
@@ -85,6 +86,23 @@ class ElicitationResponse:
 
     action: Literal["accept", "decline", "cancel"]
     content: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ConnectionState:
+    """Where an MCP source's connection stands, for status displays.
+
+    Attributes:
+        status: ``connected`` (a live session), ``disconnected`` (none yet, or the session
+            ended; the next use connects at once), ``reconnecting`` (the last attempt failed;
+            calls fail fast until ``retry_in_s`` has passed) or ``closed`` (for good).
+        error: Why the last connection attempt failed (``reconnecting`` only).
+        retry_in_s: Seconds until the next attempt is allowed (``reconnecting`` only).
+    """
+
+    status: Literal["connected", "disconnected", "reconnecting", "closed"]
+    error: str | None = None
+    retry_in_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -249,6 +267,17 @@ class MCPToolSource:
     def connected(self) -> bool:
         """Whether a live session exists right now."""
         return self._conn is not None and self._conn.alive
+
+    def connection_state(self) -> ConnectionState:
+        """The connection's status now (a failed attempt shows as ``reconnecting``)."""
+        if self._closed:
+            return ConnectionState("closed")
+        if self.connected:
+            return ConnectionState("connected")
+        if self._failures:
+            retry_in = max(0.0, self._next_attempt - time.monotonic())
+            return ConnectionState("reconnecting", self._last_error, retry_in)
+        return ConnectionState("disconnected")
 
     async def connect(self) -> None:
         """Connect now (otherwise the first use connects).

@@ -1,12 +1,19 @@
-"""The sidebar's sources (a failing one shown as failed) and MCP elicitation through a dialog."""
+"""The sidebar's sources (failed, reconnecting) and MCP elicitation through a dialog."""
 
 from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+from pathlib import Path
 
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
+from paraagent_runtime.errors import MCPConnectionError
 from paraagent_runtime.mcp.config import MCPServerConfig
-from paraagent_runtime.mcp.source import MCPToolSource
+from paraagent_runtime.mcp.source import MCPToolSource, ReconnectPolicy
 from tui.widgets import ApprovalScreen, CallCard, ElicitationScreen, Sidebar
 
 from .conftest import SIZE, answer, call, settle, submit, turn
@@ -26,6 +33,41 @@ async def test_a_failing_source_is_shown_as_failed(make_app, broken_source):
         await submit(pilot, "/servers")
         await settle(pilot)
         assert "failed" in app.conversation.query(".note").last().source
+
+
+ONE_LIFE_SERVER = """
+import os, runpy, sys
+marker, demo = sys.argv[1], sys.argv[2]
+if os.path.exists(marker):
+    sys.exit(3)
+open(marker, "w").close()
+runpy.run_path(demo, run_name="__main__")
+"""
+
+
+async def test_a_source_whose_server_died_shows_as_reconnecting(make_app, tmp_path):
+    """A real stdio server that starts once: after it is killed, reconnecting fails."""
+    demo = Path(__file__).parents[1] / "runtime" / "mcp" / "demo_server.py"
+    config = MCPServerConfig(
+        type="stdio",
+        command=sys.executable,
+        args=["-c", ONE_LIFE_SERVER, str(tmp_path / "started"), str(demo)],
+        timeout=10.0,
+    )
+    source = MCPToolSource("demo", config, reconnect=ReconnectPolicy(initial_backoff_s=60))
+    app = make_app([], extra_sources=[source])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert {row.name: row.status for row in app.source_rows()}["demo"] == "connected"
+        os.kill((await source.call_tool("pid", {}))["result"], signal.SIGKILL)
+        for _ in range(2):  # the dead session, then the failed reconnection
+            with contextlib.suppress(MCPConnectionError):
+                await source.call_tool("echo", {"text": "hi"})
+        row = {row.name: row for row in app.source_rows()}["demo"]
+        assert row.status == "reconnecting" and "next attempt in" in (row.error or "")
+        app._show_sources()
+        shown = str(app.query_one(Sidebar).query_one("#sources").render())
+        assert "reconnecting" in shown and "next attempt in" in shown
 
 
 class Contact(BaseModel):

@@ -12,12 +12,16 @@ from textual.widgets import Static
 
 __all__ = ["SourceRow", "SourceStatus", "Sidebar"]
 
-SourceStatus = Literal["ready", "connected", "disconnected", "failed", "loading"]
+SourceStatus = Literal[
+    "ready", "connected", "disconnected", "reconnecting", "closed", "failed", "loading"
+]
 
 _STYLES: dict[SourceStatus, tuple[str, str]] = {
     "ready": ("●", "green"),
     "connected": ("●", "green"),
     "disconnected": ("○", "yellow"),
+    "reconnecting": ("↻", "yellow"),
+    "closed": ("○", "dim"),
     "failed": ("✗", "red"),
     "loading": ("…", "dim"),
 }

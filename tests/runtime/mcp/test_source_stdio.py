@@ -99,12 +99,15 @@ async def test_killed_server_fails_calls_then_reconnects() -> None:
     other = MCPToolSource("time", stdio_config("-m", "mcp_server_time", "--local-timezone", "UTC"))
     try:
         first_pid = (await source.call_tool("pid", {}))["result"]
+        assert source.connection_state().status == "connected"
         await other.connect()
         in_flight = asyncio.create_task(source.call_tool("sleep", {"seconds": 30}))
         await asyncio.sleep(0.2)
         os.kill(first_pid, signal.SIGKILL)
         with pytest.raises(MCPConnectionError, match="'demo' closed the connection"):
             await asyncio.wait_for(in_flight, 10)
+        # A dead session is not a failed attempt: the next use reconnects at once.
+        assert source.connection_state().status == "disconnected"
         # The other server is untouched.
         assert (await other.call_tool("get_current_time", {"timezone": "UTC"}))["timezone"] == "UTC"
         second_pid = (await source.call_tool("pid", {}))["result"]
@@ -122,14 +125,19 @@ async def test_unstartable_server_backs_off() -> None:
         reconnect=ReconnectPolicy(initial_backoff_s=30),
     )
     try:
+        assert source.connection_state().status == "disconnected"
         with pytest.raises(MCPConnectionError, match="'ghost': cannot connect"):
             await source.list_tools()
+        state = source.connection_state()
+        assert state.status == "reconnecting" and state.error
+        assert 0 < state.retry_in_s <= 30
         with pytest.raises(
             MCPConnectionError, match=r"unavailable .*next reconnection attempt in \d"
         ):
             await source.call_tool("anything", {})
     finally:
         await source.aclose()
+    assert source.connection_state().status == "closed"
 
 
 async def test_missing_command_is_a_connection_error() -> None:
