@@ -66,6 +66,8 @@ class RLConfig:
         vllm_timeout_s (`float`, defaults to `300`): Limit of one server request.
         output_dir (`Path`, defaults to `"runs/rl"`): Metrics, checkpoints and the curve PNG.
         device (`str`, defaults to `"cpu"`): Torch device for rollouts and updates.
+        torch_threads (`int`, *optional*): `torch.set_num_threads` for CPU runs (default: torch's;
+            two 1-thread runs side by side outpace one 2-thread run on a 2-core machine).
         tasks_file (`Path`, *optional*): ToolEnv tasks JSONL (default: generate `n_tasks`).
         n_tasks (`int`, defaults to `64`): Tasks generated when `tasks_file` is not set.
         task_seed (`int`, defaults to `0`): Seed of the generated tasks.
@@ -132,6 +134,9 @@ class RLConfig:
     vllm_timeout_s: float = option(300.0, help="Limit of one vllm_server request in seconds.")
     output_dir: Path = option(Path("runs/rl"), help="Where metrics, checkpoints and the PNG go.")
     device: str = option("cpu", help="Torch device for rollouts and updates.")
+    torch_threads: int | None = option(
+        None, help="torch.set_num_threads for CPU runs (None = torch default)."
+    )
     tasks_file: Path | None = option(None, help="ToolEnv tasks JSONL (default: generate n_tasks).")
     n_tasks: int = option(64, help="Tasks generated when tasks_file is not set.")
     task_seed: int = option(0, help="Seed of the generated tasks.")
@@ -194,6 +199,12 @@ class RLConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"RLConfig.{name}: must be an integer >= 1, got {value!r}")
+        if self.torch_threads is not None and (
+            not isinstance(self.torch_threads, int) or self.torch_threads < 1
+        ):
+            raise ConfigError(
+                f"RLConfig.torch_threads: must be >= 1 or null, got {self.torch_threads!r}"
+            )
         if self.group_size < 2:
             raise ConfigError(
                 "RLConfig.group_size: group-relative advantages need at least 2 rollouts, "

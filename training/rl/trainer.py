@@ -40,6 +40,7 @@ import torch
 
 from mcp_servers.toolenv import Task, ToolEnv
 from paraagent_runtime.agent import Agent, AgentConfig
+from paraagent_runtime.concurrency import map_in_order
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.policy.base import Policy, SamplingParams
 from paraagent_runtime.toolspace import Toolspace
@@ -119,6 +120,8 @@ class RLTrainer:
         checkpoint = self.output_dir / CHECKPOINT
         resuming = config.resume and (checkpoint / "state.json").is_file()
         torch.manual_seed(config.seed)
+        if config.torch_threads is not None:
+            torch.set_num_threads(config.torch_threads)
         self.parallel = Parallel(config.device)
         self.device = self.parallel.device
         local = dataclasses.replace(config, device=self.device)
@@ -178,14 +181,20 @@ class RLTrainer:
             await toolspace.aclose()
 
     async def _rollouts(self, tasks: Sequence[Task], step: int) -> list[Episode]:
-        jobs = []
+        """All rollouts of a step at once; when one fails, the others are cancelled and awaited."""
+        jobs: list[tuple[Task, int | None]] = []
         offset = self.parallel.rank * len(tasks)
         for local, task in enumerate(tasks):
             index = offset + local
             for member in range(self.config.group_size):
                 seed = random.Random(f"{self.config.seed}:{step}:{index}:{member}").randrange(2**31)
-                jobs.append(self._rollout(task, seed if self.config.seeded_rollouts else None))
-        return list(await asyncio.gather(*jobs))
+                jobs.append((task, seed if self.config.seeded_rollouts else None))
+        return [
+            episode
+            async for episode in map_in_order(
+                lambda job: self._rollout(*job), jobs, concurrency=len(jobs)
+            )
+        ]
 
     # -- one step ----------------------------------------------------------------------------
 

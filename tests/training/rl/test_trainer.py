@@ -57,6 +57,7 @@ def test_two_rl_steps_end_to_end_change_params_and_resume(cold_start: Path, tmp_
         ({"task_families": "stock_compare"}, "expected a list of family names"),
         ({"task_families": []}, "task_families: unknown \\(empty list\\)"),
         ({"task_families": ["recipe_nutrition"]}, "may not use held-out families"),
+        ({"torch_threads": 0}, "torch_threads: must be >= 1"),
         (
             {"task_families": ["stock_compare"], "tasks_file": "tasks.jsonl"},
             "only applies to generated tasks",
