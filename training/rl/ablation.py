@@ -33,7 +33,14 @@ from training.evaluate import check_eval_decoding
 from .config import RLConfig
 from .trainer import METRICS, RLTrainer
 
-__all__ = ["AblationRun", "Heldout", "ablation_table", "plot_ablation", "run_ablation"]
+__all__ = [
+    "AblationRun",
+    "Heldout",
+    "ablation_table",
+    "heldout_scores",
+    "plot_ablation",
+    "run_ablation",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -305,15 +312,41 @@ def ablation_table(
     return "\n".join(lines) + "\n"
 
 
-def plot_ablation(runs: Sequence[AblationRun], png_path: Path) -> Path:
-    """Trajectory reward and success per step for each estimator (mean over seeds, min-max band)."""
+def heldout_scores(
+    runs: Sequence[AblationRun], start_heldout: float | None = None
+) -> dict[str, list[float]]:
+    """Held-out success per bar of the plot: the start, then each estimator's seeds in order."""
+    scores = {"start": [start_heldout]} if start_heldout is not None else {}
+    for estimator in dict.fromkeys(run.estimator for run in runs):
+        values = [r.heldout_success for r in runs if r.estimator == estimator]
+        if any(value is not None for value in values):
+            scores[estimator] = [value for value in values if value is not None]
+    return scores
+
+
+def plot_ablation(
+    runs: Sequence[AblationRun],
+    png_path: Path,
+    *,
+    start_heldout: float | None = None,
+    heldout: Heldout | None = None,
+) -> Path:
+    """Trajectory reward and success per step for each estimator (mean over seeds, min-max band).
+
+    When held-out scores exist, a last panel shows them as bars (the start, then each
+    estimator's mean over seeds with the seeds as dots); with ``heldout`` the bars carry the
+    binomial standard error of one score of ``tasks × samples`` episodes.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
-    figure, axes = plt.subplots(1, len(_CURVES), figsize=(11, 4))
-    for axis, (key, title) in zip(axes, _CURVES, strict=True):
+    bars = heldout_scores(runs, start_heldout)
+    panels = len(_CURVES) + (1 if bars else 0)
+    figure, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4))
+    for axis, (key, title) in zip(axes, _CURVES, strict=False):
         for estimator in dict.fromkeys(run.estimator for run in runs):
             curves = [run.curves[key] for run in runs if run.estimator == estimator]
             length = min(len(curve) for curve in curves)
@@ -325,7 +358,23 @@ def plot_ablation(runs: Sequence[AblationRun], png_path: Path) -> Path:
             )
         axis.set_title(title)
         axis.set_xlabel("step")
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
         axis.legend(fontsize=8)
+    if bars:
+        axis = axes[-1]
+        means = [statistics.fmean(values) for values in bars.values()]
+        errors = None
+        if heldout is not None:
+            episodes = heldout.tasks * heldout.samples
+            errors = [math.sqrt(m * (1 - m) / episodes) for m in means]
+        positions = range(len(bars))
+        axis.bar(positions, means, yerr=errors, capsize=4, color="lightsteelblue")
+        for position, values in zip(positions, bars.values(), strict=True):
+            axis.scatter([position] * len(values), values, color="black", s=12, zorder=3)
+        axis.set_xticks(list(positions), list(bars))
+        axis.set_ylim(0, 1)
+        axis.set_title(f"held-out success ({heldout.describe()})" if heldout else "held-out")
+        axis.title.set_fontsize(9)
     figure.tight_layout()
     png_path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(png_path, dpi=100)
@@ -351,4 +400,4 @@ def write_ablation(
     }
     (output_dir / "ablation.json").write_text(json.dumps(payload, indent=2), encoding="utf-8")
     (output_dir / "ablation.md").write_text(table, encoding="utf-8")
-    plot_ablation(runs, output_dir / "ablation.png")
+    plot_ablation(runs, output_dir / "ablation.png", start_heldout=start_heldout, heldout=heldout)

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from mcp_servers.toolenv import generate_tasks
 from paraagent_runtime.errors import ConfigError
@@ -14,6 +15,8 @@ from training.rl.ablation import (
     Heldout,
     _start_heldout,
     ablation_table,
+    heldout_scores,
+    plot_ablation,
     run_ablation,
 )
 
@@ -81,6 +84,19 @@ def test_cli_reports_a_bad_config_with_status_2(tmp_path: Path) -> None:
 def test_heldout_spec_rejects_bad_values(values: dict, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         Heldout(**values)
+
+
+def test_heldout_plot_has_the_start_then_each_estimator_with_its_seeds(tmp_path: Path) -> None:
+    runs = [_run("grpo", 0, 0.2), _run("grpo", 1, 0.4), _run("multilevel", 0, 0.5)]
+    runs = [run.model_copy(update={"heldout_success": run.final_reward}) for run in runs]
+    assert heldout_scores(runs, 0.3) == {"start": [0.3], "grpo": [0.2, 0.4], "multilevel": [0.5]}
+    assert heldout_scores(runs[:1]) == {"grpo": [0.2]}
+    assert heldout_scores([_run("grpo", 0, 0.2)]) == {}
+    spec = Heldout(tasks=12, samples=4, temperature=1.0)
+    png = plot_ablation(runs, tmp_path / "a.png", start_heldout=0.3, heldout=spec)
+    # Three panels (reward, success, held-out) are wider than the two without held-out scores.
+    plain = plot_ablation([_run("grpo", 0, 0.2)], tmp_path / "b.png")
+    assert Image.open(png).size[0] > Image.open(plain).size[0]
 
 
 def test_table_says_how_heldout_success_was_measured() -> None:
