@@ -123,7 +123,9 @@ def eval_command(
         str | None, typer.Option(help="Base model directory (default: SmolLM2-135M-Instruct).")
     ] = None,
     n_tasks: Annotated[int, typer.Option(help="Held-out tasks per split.")] = 6,
-    seed: Annotated[int, typer.Option(help="Task generator seed.")] = 0,
+    seed: Annotated[
+        int, typer.Option(help="Task generator seed; also seeds sampling (--temperature).")
+    ] = 0,
     split: Annotated[
         list[str] | None,
         typer.Option(
@@ -162,6 +164,8 @@ def eval_command(
     import contextlib
     import json
 
+    import torch
+
     from mcp_servers.toolenv import generate_tasks
     from mcp_servers.toolenv.evaluation import MODES
     from mcp_servers.toolenv.tasks import SPLITS
@@ -179,7 +183,7 @@ def eval_command(
     splits = split or ["test-seen"]
     results: list[dict[str, object]] = []
     try:
-        check_eval_decoding(samples, temperature)
+        check_eval_decoding(samples, temperature, owner="--samples/--temperature")
         unknown = [name for name in splits if name not in SPLITS]
         if unknown:
             raise ConfigError(f"--split: unknown {', '.join(unknown)}; use {', '.join(SPLITS)}")
@@ -205,6 +209,7 @@ def eval_command(
         with TrajectoryWriter(trajectory) if trajectory else contextlib.nullcontext() as writer:
             for label, path, agent_mode in candidates:
                 policy = TransformersPolicy(model, adapter=path)
+                torch.manual_seed(seed)  # every model draws its samples from the same stream
                 for name, tasks in task_sets.items():
                     summary, _ = asyncio.run(
                         evaluate_policy(

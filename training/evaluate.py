@@ -37,13 +37,14 @@ __all__ = [
 class EvalSummary(BaseModel):
     """Aggregates over a task set.
 
-    ``episodes`` exceeds ``tasks`` when each task is sampled several times.
+    ``episodes`` exceeds ``tasks`` when each task is sampled several times (summaries saved
+    before it existed read back with ``episodes == tasks``).
     """
 
     model: str
     mode: str
     tasks: int
-    episodes: int
+    episodes: int = 0
     success_rate: float
     mean_turns: float
     mean_calls: float
@@ -51,6 +52,11 @@ class EvalSummary(BaseModel):
     format_error_turns: int
     answered: int
     mean_sim_tools_s: float
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Fill ``episodes`` in summaries saved before sampled evaluation existed."""
+        if self.episodes == 0:
+            self.episodes = self.tasks
 
 
 def summarize_rows(model: str, rows: Sequence[EpisodeMetrics], *, mode: str) -> EvalSummary:
@@ -76,18 +82,18 @@ def summarize_rows(model: str, rows: Sequence[EpisodeMetrics], *, mode: str) -> 
     )
 
 
-def check_eval_decoding(samples: int, temperature: float) -> None:
+def check_eval_decoding(samples: int, temperature: float, *, owner: str = "evaluation") -> None:
     """Raise ConfigError unless ``samples`` episodes per task at ``temperature`` make sense.
 
     Both must be >= 1 and >= 0, and several samples of one task need a temperature > 0 (greedy
-    ones would only repeat).
+    ones would only repeat). ``owner`` (a function, a config or the flags) starts the message.
     """
     if samples < 1 or not temperature >= 0:
         raise ConfigError(
-            f"evaluation: need samples >= 1 and temperature >= 0, got {samples}, {temperature}"
+            f"{owner}: need samples >= 1 and temperature >= 0, got {samples}, {temperature}"
         )
     if samples > 1 and temperature == 0:
-        raise ConfigError("evaluation: several samples per task need a temperature > 0")
+        raise ConfigError(f"{owner}: several samples per task need a temperature > 0")
 
 
 async def evaluate_policy(

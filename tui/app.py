@@ -333,11 +333,15 @@ class ChatApp(App[None]):
                 rows.append(SourceRow(name, 0, "loading"))
             elif isinstance(inner, MCPToolSource):
                 state = inner.connection_state()
-                detail = (
-                    f"{state.error}; next attempt in {state.retry_in_s:.0f}s"
-                    if state.status == "reconnecting"
-                    else None
-                )
+                detail = None
+                if state.status == "reconnecting":
+                    # Reconnection is lazy: once the backoff has passed, the next call retries.
+                    retry = (
+                        f"next attempt in {state.retry_in_s:.0f}s"
+                        if state.retry_in_s >= 1
+                        else "retries on next use"
+                    )
+                    detail = f"{state.error}; {retry}"
                 rows.append(SourceRow(name, counts.get(name, 0), state.status, detail))
             else:
                 rows.append(SourceRow(name, counts.get(name, 0), "ready"))

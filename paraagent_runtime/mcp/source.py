@@ -383,6 +383,9 @@ class MCPToolSource:
                 raise MCPConnectionError(
                     f"MCP server {self.name!r}: cannot connect ({self._last_error})"
                 ) from exc
+            if self._closed:  # aclose() ran while the handshake was in flight
+                await conn.close()
+                raise MCPConnectionError(f"MCP server {self.name!r}: source is closed")
             self._failures = 0
             self._tools = None
             self._conn = conn

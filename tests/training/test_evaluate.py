@@ -10,7 +10,7 @@ from mcp_servers.toolenv import generate_tasks
 from paraagent_runtime.policy.scripted import ScriptedPolicy
 from paraagent_runtime.trajectory import TrajectoryWriter, read_episodes
 from training.demos import DemoBuild
-from training.evaluate import evaluate_policy, summary_cells
+from training.evaluate import EvalSummary, evaluate_policy, summary_cells
 
 
 async def test_replaying_a_demo_through_the_agent_reproduces_it(
@@ -46,6 +46,10 @@ async def test_a_task_sampled_twice_counts_once_with_two_episodes() -> None:
     assert [row.task_id for row in rows] == [task.id, task.id]
     assert summary_cells({**summary.model_dump(), "split": "train"})[3] == "1 (2 episodes)"
     assert summary_cells({**summary.model_dump(), "episodes": 1, "tasks": 1})[3] == "1"
+    # A summary saved before sampled evaluation existed reads back with one episode per task.
+    shipped = Path(__file__).parents[2] / "training/results/mode_comparison_seed0.json"
+    old = EvalSummary.model_validate(json.loads(shipped.read_text())[0])
+    assert old.episodes == old.tasks == 12
 
 
 def test_eval_command_covers_every_split_in_one_table(tiny_model: Path, tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -54,7 +55,7 @@ async def test_a_source_whose_server_died_shows_as_reconnecting(make_app, tmp_pa
         args=["-c", ONE_LIFE_SERVER, str(tmp_path / "started"), str(demo)],
         timeout=10.0,
     )
-    source = MCPToolSource("demo", config, reconnect=ReconnectPolicy(initial_backoff_s=60))
+    source = MCPToolSource("demo", config, reconnect=ReconnectPolicy(initial_backoff_s=2))
     app = make_app([], extra_sources=[source])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -68,6 +69,9 @@ async def test_a_source_whose_server_died_shows_as_reconnecting(make_app, tmp_pa
         app._show_sources()
         shown = str(app.query_one(Sidebar).query_one("#sources").render())
         assert "reconnecting" in shown and "next attempt in" in shown
+        await asyncio.sleep(2)  # the backoff has passed: the next call would retry
+        row = {row.name: row for row in app.source_rows()}["demo"]
+        assert row.status == "reconnecting" and (row.error or "").endswith("retries on next use")
 
 
 class Contact(BaseModel):

@@ -68,7 +68,19 @@ class Heldout(BaseModel):
         """Reject counts below 1, a negative temperature, and repeated greedy samples."""
         if self.tasks < 1:
             raise ConfigError(f"held-out: need tasks >= 1, got {self.tasks}")
-        check_eval_decoding(self.samples, self.temperature)
+        check_eval_decoding(self.samples, self.temperature, owner="held-out")
+
+    @property
+    def episodes(self) -> int:
+        """Episodes behind one held-out score."""
+        return self.tasks * self.samples
+
+    def standard_error(self, rate: float) -> float:
+        """Binomial standard error of one score at success ``rate``.
+
+        Episodes count as independent, which repeated samples of one task are not quite.
+        """
+        return math.sqrt(rate * (1 - rate) / self.episodes)
 
     def describe(self) -> str:
         """One line for the report, e.g. ``12 test-seen tasks, 4 samples at T=1.0``."""
@@ -302,11 +314,9 @@ def ablation_table(
     if heldout is not None:
         note = f"Held-out success: {heldout.describe()}."
         if start_heldout is not None:
-            episodes = heldout.tasks * heldout.samples
-            error = math.sqrt(start_heldout * (1 - start_heldout) / episodes)
             note += (
-                f" One score is the mean of {episodes} episodes: its binomial standard error "
-                f"at the start's rate is {error:.3f}."
+                f" One score is the mean of {heldout.episodes} episodes: its binomial standard "
+                f"error at the start's rate is {heldout.standard_error(start_heldout):.3f}."
             )
         lines += ["", note]
     return "\n".join(lines) + "\n"
@@ -334,8 +344,8 @@ def plot_ablation(
     """Trajectory reward and success per step for each estimator (mean over seeds, min-max band).
 
     When held-out scores exist, a last panel shows them as bars (the start, then each
-    estimator's mean over seeds with the seeds as dots); with ``heldout`` the bars carry the
-    binomial standard error of one score of ``tasks × samples`` episodes.
+    estimator's mean over seeds with the seeds as dots); with ``heldout`` each bar carries the
+    binomial standard error of a single score (one seed's) at its rate.
     """
     import matplotlib
 
@@ -363,10 +373,9 @@ def plot_ablation(
     if bars:
         axis = axes[-1]
         means = [statistics.fmean(values) for values in bars.values()]
-        errors = None
-        if heldout is not None:
-            episodes = heldout.tasks * heldout.samples
-            errors = [math.sqrt(m * (1 - m) / episodes) for m in means]
+        # The error of one score (one seed's), at each bar's rate: the spread a single
+        # evaluation has, which is what the dots of the seeds are compared against.
+        errors = [heldout.standard_error(m) for m in means] if heldout is not None else None
         positions = range(len(bars))
         axis.bar(positions, means, yerr=errors, capsize=4, color="lightsteelblue")
         for position, values in zip(positions, bars.values(), strict=True):

@@ -22,7 +22,8 @@ RolloutBackend = Literal["transformers", "vllm", "vllm_server"]
 _BACKENDS = ("transformers", "vllm", "vllm_server")
 _DTYPES = ("auto", "float32", "bfloat16", "float16")
 
-_POSITIVE_INTS = (
+_POSITIVE_INTS = (  # torch_threads may also be None
+    "torch_threads",
     "steps",
     "tasks_per_step",
     "group_size",
@@ -188,23 +189,15 @@ class RLConfig:
                 f"got {self.task_families!r}"
             )
         if self.task_families is not None:
-            if self.tasks_file is not None:
-                raise ConfigError(
-                    "RLConfig.task_families: only applies to generated tasks; drop it or tasks_file"
-                )
             self.task_families = tuple(
                 check_families(self.task_families, self.task_split, owner="RLConfig.task_families")
             )
         for name in _POSITIVE_INTS:
             value = getattr(self, name)
+            if name == "torch_threads" and value is None:
+                continue
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"RLConfig.{name}: must be an integer >= 1, got {value!r}")
-        if self.torch_threads is not None and (
-            not isinstance(self.torch_threads, int) or self.torch_threads < 1
-        ):
-            raise ConfigError(
-                f"RLConfig.torch_threads: must be >= 1 or null, got {self.torch_threads!r}"
-            )
         if self.group_size < 2:
             raise ConfigError(
                 "RLConfig.group_size: group-relative advantages need at least 2 rollouts, "
@@ -230,9 +223,24 @@ class RLConfig:
         self._check_rollouts()
 
     def training_tasks(self) -> list[Task]:
-        """The tasks to train on: ``tasks_file`` when set, else ``n_tasks`` generated ones."""
+        """The tasks to train on: ``tasks_file`` when set, else ``n_tasks`` generated ones.
+
+        Either way only tasks of ``task_families`` (when set) are kept.
+
+        Raises:
+            ConfigError: ``tasks_file`` has no task of ``task_families``.
+        """
         if self.tasks_file is not None:
-            return load_tasks(self.tasks_file)
+            tasks = load_tasks(self.tasks_file)
+            if self.task_families is None:
+                return tasks
+            kept = [task for task in tasks if task.family in self.task_families]
+            if not kept:
+                raise ConfigError(
+                    f"RLConfig.task_families: {self.tasks_file} has no task of "
+                    f"{', '.join(self.task_families)}"
+                )
+            return kept
         return generate_tasks(
             self.n_tasks, seed=self.task_seed, split=self.task_split, families=self.task_families
         )

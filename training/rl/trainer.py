@@ -405,6 +405,7 @@ class RLTrainer:
         """
         self.model.eval()
         self._loop.run_until_complete(self.engine.sync(self.rl_model, self.step))
+        torch.manual_seed(self.config.seed)  # the start and the final policies sample alike
         summary, _ = self._loop.run_until_complete(
             evaluate_policy(
                 self.engine.policy,

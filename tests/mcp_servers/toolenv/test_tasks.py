@@ -15,7 +15,7 @@ from mcp_servers.toolenv import (
     load_tasks,
     save_tasks,
 )
-from mcp_servers.toolenv.tasks import FAMILIES, resolve_path
+from mcp_servers.toolenv.tasks import FAMILIES, check_families, resolve_path
 from paraagent_runtime.errors import ConfigError
 
 
@@ -137,6 +137,18 @@ def test_split_tasks_are_reproducible_and_verifiable() -> None:
         for task in first:
             assert check_answer(task, task.gold_answer).success
             execute_gold(task, env.for_task(task).simulator)
+
+
+def test_family_lists_are_checked_with_the_caller_named() -> None:
+    assert check_families(("stock_compare",), "train", owner="cfg") == ["stock_compare"]
+    for families, split, message in (
+        ([], "train", "cfg: unknown \\(empty list\\)"),
+        (["time_travel"], "train", "cfg: unknown time_travel"),
+        (["recipe_nutrition"], "test-seen", "cfg: split 'test-seen' may not use held-out"),
+    ):
+        with pytest.raises(ConfigError, match=message):
+            check_families(families, split, owner="cfg")
+    assert check_families(["recipe_nutrition"], "test-unseen-categories", owner="cfg")
 
 
 def test_a_seen_split_refuses_held_out_families() -> None:

@@ -140,6 +140,18 @@ async def test_unstartable_server_backs_off() -> None:
     assert source.connection_state().status == "closed"
 
 
+async def test_closing_during_the_handshake_leaves_no_child() -> None:
+    slow_start = f"import runpy, time; time.sleep(1); runpy.run_path({DEMO!r}, run_name='__main__')"
+    source = MCPToolSource("slow", stdio_config("-c", slow_start, timeout=10))
+    connecting = asyncio.create_task(source.connect())
+    await asyncio.sleep(0.3)
+    await source.aclose()
+    with pytest.raises(MCPConnectionError, match="source is closed"):
+        await asyncio.wait_for(connecting, 15)
+    assert source.connection_state().status == "closed"
+    assert child_pids() == []
+
+
 async def test_missing_command_is_a_connection_error() -> None:
     source = MCPToolSource(
         "nope", stdio_config(timeout=5).model_copy(update={"command": "/nonexistent/mcp-bin"})

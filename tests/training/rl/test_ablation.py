@@ -92,7 +92,11 @@ def test_heldout_plot_has_the_start_then_each_estimator_with_its_seeds(tmp_path:
     assert heldout_scores(runs, 0.3) == {"start": [0.3], "grpo": [0.2, 0.4], "multilevel": [0.5]}
     assert heldout_scores(runs[:1]) == {"grpo": [0.2]}
     assert heldout_scores([_run("grpo", 0, 0.2)]) == {}
+    # A seed without a score is left out of its bar; an estimator without any has no bar.
+    partial = [runs[0], _run("grpo", 1, 0.4), _run("multilevel", 0, 0.5)]
+    assert heldout_scores(partial, 0.3) == {"start": [0.3], "grpo": [0.2]}
     spec = Heldout(tasks=12, samples=4, temperature=1.0)
+    assert spec.episodes == 48 and spec.standard_error(0.25) == pytest.approx(0.0625)
     png = plot_ablation(runs, tmp_path / "a.png", start_heldout=0.3, heldout=spec)
     # Three panels (reward, success, held-out) are wider than the two without held-out scores.
     plain = plot_ablation([_run("grpo", 0, 0.2)], tmp_path / "b.png")

@@ -8,6 +8,8 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
+from mcp_servers.toolenv import generate_tasks
+from mcp_servers.toolenv.tasks import save_tasks
 from paraagent_runtime.errors import ConfigError, UserError
 from training.rl import RLConfig, RLTrainer
 from training.rl.trainer import CHECKPOINT, CURVES, METRICS
@@ -57,11 +59,8 @@ def test_two_rl_steps_end_to_end_change_params_and_resume(cold_start: Path, tmp_
         ({"task_families": "stock_compare"}, "expected a list of family names"),
         ({"task_families": []}, "task_families: unknown \\(empty list\\)"),
         ({"task_families": ["recipe_nutrition"]}, "may not use held-out families"),
-        ({"torch_threads": 0}, "torch_threads: must be >= 1"),
-        (
-            {"task_families": ["stock_compare"], "tasks_file": "tasks.jsonl"},
-            "only applies to generated tasks",
-        ),
+        ({"torch_threads": 0}, "torch_threads: must be an integer >= 1"),
+        ({"torch_threads": True}, "torch_threads: must be an integer >= 1"),
     ],
 )
 def test_rl_config_rejects_bad_values(bad: dict, match: str) -> None:
@@ -75,6 +74,17 @@ def test_generated_rl_tasks_come_from_the_configured_families(tmp_path: Path) ->
     )
     assert config.task_families == ("stock_compare", "email_contact")
     assert {task.family for task in config.training_tasks()} == {"stock_compare", "email_contact"}
+
+
+def test_task_families_also_filter_a_tasks_file(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.jsonl"
+    save_tasks(generate_tasks(6, seed=0), path)
+    config = RLConfig(tasks_file=path, task_families=["hotel_compare"], output_dir=tmp_path)
+    assert {task.family for task in config.training_tasks()} == {"hotel_compare"}
+    assert len(RLConfig(tasks_file=path, output_dir=tmp_path).training_tasks()) == 6
+    absent = RLConfig(tasks_file=path, task_families=["city_pair_facts"], output_dir=tmp_path)
+    with pytest.raises(ConfigError, match="has no task of city_pair_facts"):
+        absent.training_tasks()
 
 
 def test_rl_config_accepts_nested_mappings() -> None:
