@@ -150,7 +150,29 @@ class RLTrainer:
         self._loop = asyncio.new_event_loop()
         if resuming:
             self._load_state(checkpoint)
+        if self.parallel.is_main:
+            self._trim_metrics()
         save_config(config, self.output_dir / "config.json")
+
+    def _trim_metrics(self) -> None:
+        """Drop logged steps the weights do not contain (a run stopped after its checkpoint).
+
+        Steps after the checkpoint run again on resume; without this their first lines would
+        stay in ``metrics.jsonl`` twice.
+        """
+        path = self.output_dir / METRICS
+        if not path.is_file():
+            return
+        lines = path.read_text(encoding="utf-8").splitlines()
+        kept = [line for line in lines if line and json.loads(line)["step"] <= self.step]
+        if len(kept) < len(lines):
+            logger.warning(
+                "%s: dropping %d logged steps after step %d (not in the checkpoint)",
+                path,
+                len(lines) - len(kept),
+                self.step,
+            )
+            path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
 
     # -- rollouts ----------------------------------------------------------------------------
 

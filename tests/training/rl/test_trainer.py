@@ -38,8 +38,13 @@ def test_two_rl_steps_end_to_end_change_params_and_resume(cold_start: Path, tmp_
     assert (tmp_path / CURVES).stat().st_size > 0
     assert (tmp_path / CHECKPOINT / "state.json").is_file()
 
+    # A step logged after the last checkpoint (the process died before saving) runs again on
+    # resume, and is logged once.
+    with (tmp_path / METRICS).open("a") as handle:
+        handle.write(json.dumps({**history[-1], "step": 3}) + "\n")
     resumed = RLTrainer(_config(cold_start, tmp_path, steps=3), tasks=[_task()])
     assert resumed.step == 2
+    assert len((tmp_path / METRICS).read_text().splitlines()) == 2
     assert [m["step"] for m in resumed.train()] == [3]
     resumed.close()
     lines = (tmp_path / METRICS).read_text().splitlines()
