@@ -613,9 +613,12 @@ def check_families(families: Iterable[str], split: str, *, owner: str) -> list[s
         owner: Who asks (a function or a config field), named in the error.
 
     Raises:
-        ConfigError: the list is empty, a name is unknown, or a held-out family is asked for in
-            ``train`` or ``test-seen`` (which would leak it into training or seen evaluation).
+        ConfigError: a single string instead of a list, the list is empty, a name is unknown, or
+            a held-out family is asked for in ``train`` or ``test-seen`` (which would leak it
+            into training or seen evaluation).
     """
+    if isinstance(families, str):
+        raise ConfigError(f"{owner}: expected a list of family names, got {families!r}")
     chosen = list(families)
     unknown = [name for name in chosen if name not in ALL_FAMILIES]
     if unknown or not chosen:

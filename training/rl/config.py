@@ -183,11 +183,6 @@ class RLConfig:
         if self.adapter is not None:
             self.adapter = Path(self.adapter)
         self.lora_target_modules = tuple(self.lora_target_modules)
-        if isinstance(self.task_families, str):
-            raise ConfigError(
-                "RLConfig.task_families: expected a list of family names, "
-                f"got {self.task_families!r}"
-            )
         if self.task_families is not None:
             self.task_families = tuple(
                 check_families(self.task_families, self.task_split, owner="RLConfig.task_families")

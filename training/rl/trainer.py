@@ -214,7 +214,7 @@ class RLTrainer:
         return [
             episode
             async for episode in map_in_order(
-                lambda job: self._rollout(*job), jobs, concurrency=len(jobs)
+                lambda job: self._rollout(*job), jobs, concurrency=max(len(jobs), 1)
             )
         ]
 

@@ -145,6 +145,7 @@ def test_family_lists_are_checked_with_the_caller_named() -> None:
         ([], "train", "cfg: unknown \\(empty list\\)"),
         (["time_travel"], "train", "cfg: unknown time_travel"),
         (["recipe_nutrition"], "test-seen", "cfg: split 'test-seen' may not use held-out"),
+        ("stock_compare", "train", "cfg: expected a list of family names"),
     ):
         with pytest.raises(ConfigError, match=message):
             check_families(families, split, owner="cfg")
