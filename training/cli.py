@@ -13,6 +13,8 @@ from rich.table import Table
 
 from paraagent_runtime.errors import ConfigError, ParaAgentError
 
+from .cli_options import ConfigOption, SetOption, ShowFields
+
 __all__ = ["train_app"]
 
 train_app = typer.Typer(
@@ -21,15 +23,6 @@ train_app = typer.Typer(
     no_args_is_help=True,
 )
 console = Console()
-
-ConfigOption = Annotated[
-    Path | None,
-    typer.Option("--config", "-c", help="YAML/JSON config file (fields: --show-fields)."),
-]
-ShowFields = Annotated[
-    bool,
-    typer.Option("--show-fields", help="List the config fields with defaults and help, then exit."),
-]
 
 
 def _fields_table(cls: type) -> Table:
@@ -52,6 +45,7 @@ def demos_command(
     output_dir: Annotated[Path | None, typer.Option(help="Override output_dir.")] = None,
     n_tasks: Annotated[int | None, typer.Option(help="Override n_tasks.")] = None,
     seed: Annotated[int | None, typer.Option(help="Override seed.")] = None,
+    assignments: SetOption = None,
     show_fields: ShowFields = False,
 ) -> None:
     """Build multi-agent demonstrations over ToolEnv tasks, filter, balance, write the card."""
@@ -65,7 +59,12 @@ def demos_command(
         return
     try:
         demo_config = load_config(
-            DemoConfig, config, output_dir=output_dir, n_tasks=n_tasks, seed=seed
+            DemoConfig,
+            config,
+            assignments=assignments or (),
+            output_dir=output_dir,
+            n_tasks=n_tasks,
+            seed=seed,
         )
         with Progress(console=console) as progress:
             bar = progress.add_task("demonstrating", total=demo_config.n_tasks)
@@ -87,6 +86,7 @@ def sft_command(
     demos: Annotated[Path | None, typer.Option(help="Override the demo JSONL.")] = None,
     output_dir: Annotated[Path | None, typer.Option(help="Override output_dir.")] = None,
     max_steps: Annotated[int | None, typer.Option(help="Override max_steps.")] = None,
+    assignments: SetOption = None,
     show_fields: ShowFields = False,
 ) -> None:
     """Fine-tune (LoRA) on demonstrations with TRL; resumes from output_dir's last checkpoint."""
@@ -99,7 +99,12 @@ def sft_command(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
         sft_config = load_config(
-            SFTRunConfig, config, demos=demos, output_dir=output_dir, max_steps=max_steps
+            SFTRunConfig,
+            config,
+            assignments=assignments or (),
+            demos=demos,
+            output_dir=output_dir,
+            max_steps=max_steps,
         )
         result = train_sft(sft_config, console=console)
     except ParaAgentError as exc:

@@ -12,12 +12,20 @@ import json
 import os
 import types
 import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from paraagent_runtime.errors import ConfigError
 
-__all__ = ["config_to_dict", "describe_fields", "load_config", "option", "save_config"]
+__all__ = [
+    "config_to_dict",
+    "describe_fields",
+    "load_config",
+    "option",
+    "parse_assignments",
+    "save_config",
+]
 
 C = TypeVar("C")
 
@@ -64,8 +72,12 @@ def _read_mapping(path: Path) -> dict[str, Any]:
     return data
 
 
-def _coerce(hint: Any, value: Any) -> Any:
-    """Accept plain YAML/JSON values for tuple- and Path-typed fields."""
+def _coerce(hint: Any, value: Any, name: str) -> Any:
+    """Accept plain YAML/JSON values for tuple-, Path-, number- and dataclass-typed fields.
+
+    PyYAML reads ``1e-4`` (no dot) and every ``--set`` value given as text as a string; a field
+    typed as a number takes it as that number, and anything else is named in the error.
+    """
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         args = [arg for arg in typing.get_args(hint) if arg is not type(None)]
@@ -76,17 +88,82 @@ def _coerce(hint: Any, value: Any) -> Any:
         return tuple(value)
     if hint is Path and isinstance(value, str):
         return Path(value)
+    if hint in (int, float) and isinstance(value, str):
+        try:
+            return hint(value)
+        except ValueError:
+            raise ConfigError(
+                f"{name}: expected {'an integer' if hint is int else 'a number'}, got {value!r}"
+            ) from None
+    if dataclasses.is_dataclass(hint) and isinstance(value, dict):
+        hints = typing.get_type_hints(hint)
+        return {key: _coerce(hints.get(key), item, f"{name}.{key}") for key, item in value.items()}
     return value
 
 
-def load_config(cls: type[C], path: str | os.PathLike[str] | None = None, **overrides: Any) -> C:
-    """Build ``cls`` from a YAML/JSON file plus keyword overrides (``None`` overrides are ignored).
+def parse_assignments(
+    assignments: Sequence[str], into: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Merge ``FIELD=VALUE`` strings (``--set``) into a nested mapping (a new one by default).
+
+    VALUE is read as YAML (``true``, ``[a, b]``, ``1.0e-4``); a dotted FIELD such as
+    ``advantage.alpha`` sets a field of a nested config and keeps that mapping's other fields.
+
+    Raises:
+        ConfigError: an assignment has no ``=`` or an empty field name, or a dotted FIELD goes
+            through a value that is not a mapping.
+    """
+    import yaml
+
+    merged: dict[str, Any] = {} if into is None else into
+    for assignment in assignments:
+        field, sep, text = assignment.partition("=")
+        path = field.strip().split(".")
+        if not sep or not all(path):
+            raise ConfigError(f"--set {assignment!r}: use FIELD=VALUE (FIELD may be dotted)")
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError:
+            value = text
+        _merge(merged, path, value)
+    return merged
+
+
+def _merge(data: dict[str, Any], path: Sequence[str], value: Any) -> None:
+    """Set ``data[path[0]][path[1]]… = value``, merging into mappings already there."""
+    head, *rest = path
+    if not rest:
+        if isinstance(value, dict) and isinstance(data.get(head), dict):
+            for key, item in value.items():
+                _merge(data[head], [key], item)
+        else:
+            data[head] = value
+        return
+    inner = data.setdefault(head, {})
+    if not isinstance(inner, dict):
+        raise ConfigError(f"--set {'.'.join(path)}: {head} is {inner!r}, not a mapping of fields")
+    _merge(inner, rest, value)
+
+
+def load_config(
+    cls: type[C],
+    path: str | os.PathLike[str] | None = None,
+    *,
+    assignments: Sequence[str] = (),
+    **overrides: Any,
+) -> C:
+    """Build ``cls`` from a YAML/JSON file, ``--set`` assignments, then keyword overrides.
+
+    Later sources win: the file, then ``assignments`` (``FIELD=VALUE``, see
+    :func:`parse_assignments`), then ``overrides`` (``None`` overrides are ignored).
 
     Raises:
         ConfigError: the file is missing or unparseable, names a field ``cls`` does not have
-            (with the list of known fields), or a value fails validation.
+            (with the list of known fields), an assignment is malformed, or a value fails
+            validation.
     """
     data: dict[str, Any] = _read_mapping(Path(path)) if path is not None else {}
+    parse_assignments(assignments, into=data)
     data.update({key: value for key, value in overrides.items() if value is not None})
     names = {item.name for item in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(data) - names)
@@ -97,7 +174,9 @@ def load_config(cls: type[C], path: str | os.PathLike[str] | None = None, **over
             f"known fields: {', '.join(sorted(names))}"
         )
     hints = typing.get_type_hints(cls)
-    values = {key: _coerce(hints.get(key), value) for key, value in data.items()}
+    values = {
+        key: _coerce(hints.get(key), value, f"{cls.__name__}.{key}") for key, value in data.items()
+    }
     try:
         return cls(**values)
     except TypeError as exc:

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from paraagent_runtime.errors import ConfigError
 from training.cli import train_app
-from training.config import describe_fields, load_config, save_config
+from training.config import describe_fields, load_config, parse_assignments, save_config
 from training.demos import DemoConfig
 from training.sft import SFTRunConfig
 
@@ -121,3 +121,63 @@ def test_train_app_lists_every_stage() -> None:
     assert shown.exit_code == 0
     for command in ("demos", "sft", "eval", "rl"):
         assert command in shown.output
+
+
+def test_exponent_without_a_dot_is_a_number(tmp_path: Path) -> None:
+    # PyYAML reads 1e-4 (no dot) as a string; a number-typed field takes it as the number.
+    path = tmp_path / "s.yaml"
+    path.write_text("learning_rate: 1e-4\nmax_steps: '12'\n")
+    config = load_config(SFTRunConfig, path)
+    assert config.learning_rate == pytest.approx(1e-4) and config.max_steps == 12
+
+
+def test_a_word_for_a_number_names_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("learning_rate: fast\n")
+    with pytest.raises(ConfigError, match=r"SFTRunConfig.learning_rate: expected a number"):
+        load_config(SFTRunConfig, path)
+
+
+def test_assignments_sit_between_the_file_and_named_overrides(tmp_path: Path) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_text("n_tasks: 10\nseed: 4\n")
+    config = load_config(
+        DemoConfig, path, assignments=["seed=7", "n_tasks=5", "families=[email_contact]"], n_tasks=3
+    )
+    assert (config.n_tasks, config.seed, config.families) == (3, 7, ("email_contact",))
+
+
+def test_parse_assignments_nests_dotted_fields_and_reads_yaml() -> None:
+    parsed = parse_assignments(
+        ["advantage.alpha=2", "advantage.estimator=grpo", "lora=true", "model=", "note=a=b"]
+    )
+    assert parsed == {
+        "advantage": {"alpha": 2, "estimator": "grpo"},
+        "lora": True,
+        "model": None,
+        "note": "a=b",
+    }
+
+
+@pytest.mark.parametrize("assignment", ["steps", "=3", "advantage..alpha=1", ".alpha=1"])
+def test_malformed_assignments_are_config_errors(assignment: str) -> None:
+    with pytest.raises(ConfigError, match="FIELD=VALUE"):
+        parse_assignments([assignment])
+
+
+def test_a_dotted_assignment_into_a_plain_value_is_a_config_error(tmp_path: Path) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_text("seed: 4\n")
+    with pytest.raises(ConfigError, match="seed is 4, not a mapping"):
+        load_config(DemoConfig, path, assignments=["seed.value=1"])
+    with pytest.raises(ConfigError, match="unknown field.*n_taks"):
+        load_config(DemoConfig, path, assignments=["n_taks=1"])
+
+
+def test_cli_set_reaches_the_config(tmp_path: Path) -> None:
+    config = tmp_path / "d.yaml"
+    config.write_text(f"n_tasks: 9\noutput_dir: {tmp_path / 'out'}\n")
+    failed = CliRunner().invoke(train_app, ["demos", "-c", str(config), "--set", "n_tasks=-1"])
+    assert failed.exit_code == 2 and "n_tasks" in failed.output
+    malformed = CliRunner().invoke(train_app, ["sft", "--set", "max_steps"])
+    assert malformed.exit_code == 2 and "FIELD=VALUE" in malformed.output

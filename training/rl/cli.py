@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from paraagent_runtime.errors import ConfigError, ParaAgentError
+from training.cli_options import SetOption
 
 if TYPE_CHECKING:
     from .config import RLConfig
@@ -21,15 +22,27 @@ rl_app = typer.Typer(
 
 
 def _load(
-    config: Path | None, model: str | None, adapter: Path | None, **overrides: Any
+    config: Path | None,
+    assignments: list[str] | None,
+    model: str | None,
+    adapter: Path | None,
+    **overrides: Any,
 ) -> RLConfig:
-    """The RL config file with the command-line overrides; ``--adapter`` implies LoRA."""
+    """The RL config file, then ``--set``, then the named options; ``--adapter`` implies LoRA."""
     from training.config import load_config
 
     from .config import RLConfig
 
     lora = True if adapter is not None else None
-    return load_config(RLConfig, config, model=model, adapter=adapter, lora=lora, **overrides)
+    return load_config(
+        RLConfig,
+        config,
+        assignments=assignments or (),
+        model=model,
+        adapter=adapter,
+        lora=lora,
+        **overrides,
+    )
 
 
 @rl_app.callback(invoke_without_command=True)
@@ -49,6 +62,7 @@ def rl(
     estimator: Annotated[
         str | None, typer.Option(help="grpo, dr_grpo, gdpo or multilevel.")
     ] = None,
+    assignments: SetOption = None,
 ) -> None:
     """Train with RL; options override the config file."""
     if ctx.invoked_subcommand is not None:
@@ -57,7 +71,7 @@ def rl(
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
-        loaded = _load(config, model, adapter, output_dir=output_dir, steps=steps)
+        loaded = _load(config, assignments, model, adapter, output_dir=output_dir, steps=steps)
         if estimator is not None:
             loaded.advantage = type(loaded.advantage)(
                 **{**vars(loaded.advantage), "estimator": estimator}
@@ -106,13 +120,14 @@ def ablation(
     heldout_temperature: Annotated[
         float, typer.Option(help="Held-out sampling temperature (0 = greedy).")
     ] = 0.0,
+    assignments: SetOption = None,
 ) -> None:
     """Trajectory-only GRPO vs multi-level advantages: same seeds and budget, a table and a PNG."""
     from .ablation import Heldout, run_ablation
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
-        base = _load(config, model, adapter, steps=steps)
+        base = _load(config, assignments, model, adapter, steps=steps)
         heldout = None
         if heldout_tasks:
             heldout = Heldout(

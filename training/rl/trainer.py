@@ -132,8 +132,8 @@ class RLTrainer:
         self.policy = self.rl_model.policy
         self.engine = vllm if vllm is not None else SharedWeights(self.rl_model)
         if config.gradient_checkpointing:
-            self.rl_model.module.gradient_checkpointing_enable(
-                gradient_checkpointing_kwargs={"use_reentrant": False}
+            self.rl_model.module.activation_checkpointing_enable(
+                activation_checkpointing_kwargs={"use_reentrant": False}
             )
         optimizer = torch.optim.AdamW(
             self.rl_model.trainable_parameters(),

@@ -32,3 +32,14 @@ def test_ablation_subcommand_reports_a_bad_config_without_training(tmp_path: Pat
 def test_adapter_option_rejects_a_directory_without_an_adapter(tmp_path: Path) -> None:
     result = CliRunner().invoke(rl_app, ["--adapter", str(tmp_path)])
     assert result.exit_code == 2 and "not a LoRA adapter" in result.output
+
+
+def test_set_overrides_nested_rl_fields_with_a_readable_error(tmp_path: Path) -> None:
+    config = tmp_path / "rl.yaml"
+    config.write_text("group_size: 4\nadvantage:\n  estimator: multilevel\n")
+    nested = CliRunner().invoke(rl_app, ["--config", str(config), "--set", "advantage.alpah=1"])
+    assert nested.exit_code == 2 and "RLConfig.advantage: unknown field(s) alpah" in nested.output
+    ablation = CliRunner().invoke(
+        rl_app, ["ablation", "--config", str(config), "--set", "group_size=1"]
+    )
+    assert ablation.exit_code == 2 and "group_size" in ablation.output

@@ -112,8 +112,11 @@ def test_lora_rl_updates_only_the_adapter(cold_start: Path, tmp_path: Path) -> N
         # KL to the base (adapter off) has a gradient even when every rollout of the random
         # model earns the same reward, which depends on the samples (and so on thread count).
         reference="base",
+        # As the shipped LoRA config runs: recompute activations in backward.
+        gradient_checkpointing=True,
     )
     trainer = RLTrainer(config, tasks=[_task()])
+    assert any(getattr(m, "gradient_checkpointing", False) for m in trainer.model.modules())
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     history = trainer.train()
     trainer.close()
