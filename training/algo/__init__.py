@@ -35,7 +35,7 @@ from .rewards import (
     args_match,
     score_episode,
 )
-from .tokens import TokenBatch, TokenRow, collate, episode_rows
+from .tokens import TokenBatch, TokenRow, collate, episode_rows, tokens_past
 
 __all__ = [
     "AdvantageConfig",
@@ -64,6 +64,7 @@ __all__ = [
     "score_episode",
     "sequence_logprobs",
     "token_advantages",
+    "tokens_past",
     "turn_advantages",
     "zero_variance_share",
 ]

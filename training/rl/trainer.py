@@ -55,6 +55,7 @@ from training.algo import (
     policy_loss,
     score_episode,
     token_advantages,
+    tokens_past,
     turn_advantages,
     zero_variance_share,
 )
@@ -244,6 +245,15 @@ class RLTrainer:
         }
         per_turn = turn_advantages(rewards, groups, config.advantage, component_weights=weights)
         rows = [episode_rows(episode) for episode in episodes]
+        truncated = tokens_past(rows, config.max_length)
+        if truncated:
+            logger.warning(
+                "step %d: %d sampled tokens lie past max_length %d and get no gradient; "
+                "raise max_length",
+                self.step + 1,
+                truncated,
+                config.max_length,
+            )
         if any(rows):
             batch = collate(rows, pad_token_id=self._pad_id(), max_length=config.max_length)
             advantages = token_advantages(
@@ -272,6 +282,7 @@ class RLTrainer:
             rollout_tokens=generated,
             rollout_tokens_per_s=generated / rollout_s if rollout_s > 0 else 0.0,
             rollout_prefix_reuse=_reuse(cache_before, cache_after),
+            truncated_tokens=truncated,
             step_time_s=time.perf_counter() - started,
         )
         return metrics

@@ -32,6 +32,9 @@ def test_two_rl_steps_end_to_end_change_params_and_resume(cold_start: Path, tmp_
     for key in ("reward/trajectory_mean", "zero_variance_groups", "kl", "success", "loss"):
         assert key in history[-1]
     assert all(0.0 <= m["rollout_prefix_reuse"] <= 1.0 for m in history)
+    # Every sampled token fits the default max_length, so all of them are trained.
+    assert all(m["truncated_tokens"] == 0 for m in history)
+    assert all(m["train_tokens"] == m["rollout_tokens"] for m in history)
     # Each step's sync dropped the keys and values the previous weights computed.
     prefix_cache = trainer.engine.policy._prefix_cache
     assert prefix_cache is not None and prefix_cache.generation == 2
