@@ -271,7 +271,16 @@ class RLTrainer:
         else:
             logger.warning("step %d: no rollout produced a token; skipping the update", self.step)
             update = dict.fromkeys(
-                ("loss", "kl", "clip_fraction", "ratio_mean", "grad_norm", "train_tokens"), 0.0
+                (
+                    "loss",
+                    "kl",
+                    "clip_fraction",
+                    "ratio_mean",
+                    "grad_norm",
+                    "train_tokens",
+                    "advantage_token_mean",
+                ),
+                0.0,
             )
         self.step += 1
         generated = sum(len(turn.token_ids or []) for episode in episodes for turn in episode.turns)
@@ -368,7 +377,16 @@ class RLTrainer:
         self.optimizer.zero_grad(set_to_none=True)
         self.model.eval()
         train_tokens = batch.n_assistant_tokens if batch is not None else 0
-        return {**sums, "grad_norm": grad_norm, "train_tokens": train_tokens}
+        net = 0.0
+        if batch is not None and advantages is not None and train_tokens:
+            # Below 0, the update pushes sampled tokens down on the whole (entropy drifts up).
+            net = float(advantages[batch.assistant_mask].sum()) / train_tokens
+        return {
+            **sums,
+            "grad_norm": grad_norm,
+            "train_tokens": train_tokens,
+            "advantage_token_mean": net,
+        }
 
     def _metrics(
         self, rewards: Sequence[EpisodeRewards], groups: Sequence[int], episodes: Sequence[Episode]
