@@ -2,7 +2,7 @@
 
 Every estimator normalizes rewards *within a rollout group* (the rollouts of one task, which share
 its seed and so its world). Groups whose rewards are all equal carry no signal and get exactly zero
-advantage, never NaN.
+advantage before any batch whitening, never NaN.
 
 - ``grpo``: ``(r - mean_g) / std_g`` of the trajectory reward.
 - ``dr_grpo``: ``r - mean_g`` (no std scaling, Dr.GRPO).
@@ -12,6 +12,8 @@ advantage, never NaN.
   trajectory rewards of a group; phases and steps of a group pooled by kind, explore/execute, or
   all together), combined per turn as ``A = alpha*traj + beta*phase + lam*step``; the trainer
   broadcasts turn advantages to tokens and whitens them over the assistant tokens of the batch.
+  Whitening re-centres on the batch's token mean by default, which shifts a no-signal group's
+  tokens off zero too; ``whiten_center: false`` divides by the std only and keeps them at zero.
 
 Standard deviations are population ones (``ddof=0``).
 """
@@ -63,6 +65,9 @@ class AdvantageConfig:
             (`kind`: explore, execute and final turns apart) or per group (`all`).
         phase_pooling (`str`, defaults to `"kind"`): the same for phase segments.
         whiten (`bool`, defaults to `True`): whiten multilevel token advantages over the batch.
+        whiten_center (`bool`, defaults to `True`): subtract the batch's token mean when
+            whitening; `False` only divides by the std, so a group without signal keeps exactly 0
+            (with `True` its tokens get the shift `-mean/std`, as every other token does).
         eps (`float`, defaults to `1e-6`): added to standard deviations.
     """
 
@@ -77,6 +82,9 @@ class AdvantageConfig:
         "kind", help="Pool phases per group by kind (kind) or not (all)."
     )
     whiten: bool = option(True, help="Whiten multilevel token advantages over the batch.")
+    whiten_center: bool = option(
+        True, help="Subtract the batch token mean when whitening (false: divide by the std only)."
+    )
     eps: float = option(1e-6, help="Added to standard deviations.")
 
     def __post_init__(self) -> None:
@@ -159,9 +167,17 @@ def zero_variance_share(values: torch.Tensor, keys: Sequence[Hashable]) -> float
 
 
 def masked_whiten(
-    values: torch.Tensor, mask: torch.Tensor | None = None, *, eps: float = 1e-6
+    values: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    *,
+    eps: float = 1e-6,
+    center: bool = True,
 ) -> torch.Tensor:
-    """``(x - mean) / std`` over the entries where ``mask`` is true; masked-out entries become 0."""
+    """``(x - mean) / std`` over the entries where ``mask`` is true; masked-out entries become 0.
+
+    With ``center=False`` the result is ``x / std`` (the std is still taken around the mean), so
+    zeros stay zeros.
+    """
     mask = torch.ones_like(values, dtype=torch.bool) if mask is None else mask.bool()
     selected = values[mask].double()
     if selected.numel() == 0:
@@ -170,7 +186,8 @@ def masked_whiten(
     std = (selected - mean).pow(2).mean().sqrt()
     if float(std) == 0.0:
         return torch.zeros_like(values)
-    out = ((values.double() - mean) / (std + eps)).to(values.dtype)
+    shifted = values.double() - mean if center else values.double()
+    out = (shifted / (std + eps)).to(values.dtype)
     return torch.where(mask, out, torch.zeros_like(out))
 
 
@@ -302,6 +319,7 @@ def token_advantages(
     row_episode: torch.Tensor,
     mask: torch.Tensor,
     whiten: bool,
+    center: bool = True,
     eps: float = 1e-6,
 ) -> torch.Tensor:
     """Broadcast per-turn advantages to tokens; non-assistant (prompt, tool-response) tokens get 0.
@@ -312,6 +330,7 @@ def token_advantages(
         row_episode: ``[B]`` episode of each row.
         mask: ``[B, T]`` true on assistant tokens.
         whiten: Whiten over the masked tokens afterwards.
+        center: Subtract the masked tokens' mean when whitening (else divide by the std only).
         eps: Added to the standard deviation when whitening.
 
     Raises:
@@ -332,4 +351,4 @@ def token_advantages(
             raise ConfigError("token_advantages: a token names a turn beyond its episode")
     safe_turns = turn_index.clamp(min=0, max=table.shape[1] - 1)
     values = torch.where(mask, table[episodes, safe_turns], torch.zeros(()))
-    return masked_whiten(values, mask, eps=eps) if whiten else values
+    return masked_whiten(values, mask, eps=eps, center=center) if whiten else values

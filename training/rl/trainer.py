@@ -262,6 +262,7 @@ class RLTrainer:
                 row_episode=batch.row_episode,
                 mask=batch.assistant_mask,
                 whiten=config.advantage.estimator == "multilevel" and config.advantage.whiten,
+                center=config.advantage.whiten_center,
                 eps=config.advantage.eps,
             )
             update = self._update(batch, advantages)

@@ -150,6 +150,19 @@ def test_token_advantages_broadcast_turns_and_mask_context() -> None:
         )
 
 
+def test_scale_only_whitening_keeps_zeros_and_unit_spread() -> None:
+    # A no-signal group (zeros) next to a group of longer episodes with negative advantages.
+    values = torch.tensor([[0.0, 0.0, -1.0, -1.0, -1.0, 2.0, 9.0]])
+    mask = torch.tensor([[True, True, True, True, True, True, False]])
+    centred = masked_whiten(values, mask)
+    scaled = masked_whiten(values, mask, center=False)
+    selected = values[mask]
+    std = float((selected - selected.mean()).pow(2).mean().sqrt())
+    assert centred[0, 0] != 0.0 and scaled[0, :2].tolist() == [0.0, 0.0]
+    assert scaled[0, 2] == pytest.approx(-1.0 / std, rel=1e-5) and scaled[0, 6] == 0.0
+    assert float(scaled[mask].std(unbiased=False)) == pytest.approx(1.0, rel=1e-4)
+
+
 def test_masked_whiten_of_constant_values_is_zero() -> None:
     values = torch.tensor([[3.0, 3.0, 7.0]])
     mask = torch.tensor([[True, True, False]])
