@@ -21,6 +21,7 @@ from .advantages import (
 from .loss import (
     Aggregation,
     LossStats,
+    aggregate,
     kept_logprobs,
     logit_positions,
     policy_loss,
@@ -49,6 +50,7 @@ __all__ = [
     "StepReward",
     "TokenBatch",
     "TokenRow",
+    "aggregate",
     "args_match",
     "collate",
     "dr_grpo_advantages",

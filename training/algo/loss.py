@@ -23,6 +23,7 @@ from paraagent_runtime.errors import ConfigError
 __all__ = [
     "Aggregation",
     "LossStats",
+    "aggregate",
     "kept_logprobs",
     "logit_positions",
     "policy_loss",
@@ -112,7 +113,8 @@ def kept_logprobs(
     return out.index_copy(1, targets.to(picked.device), picked)
 
 
-def _aggregate(values: torch.Tensor, mask: torch.Tensor, aggregation: Aggregation) -> torch.Tensor:
+def aggregate(values: torch.Tensor, mask: torch.Tensor, aggregation: Aggregation) -> torch.Tensor:
+    """Reduce per-token ``values`` over ``mask`` as the loss does (see the module docstring)."""
     masked = values * mask
     if aggregation == "token_mean":
         return masked.sum() / mask.sum().clamp_min(1)
@@ -173,14 +175,14 @@ def policy_loss(
     ratio = torch.exp(log_ratio)
     clipped = torch.clamp(ratio, 1 - clip_low, 1 + clip_high)
     per_token = -torch.minimum(ratio * advantages, clipped * advantages)
-    pg_loss = _aggregate(per_token, weights, aggregation)
+    pg_loss = aggregate(per_token, weights, aggregation)
     loss = pg_loss
     kl_value = 0.0
     if ref_logprobs is not None:
         delta = torch.where(mask.bool(), ref_logprobs.to(logprobs.dtype).detach() - logprobs, 0.0)
         k3 = torch.exp(delta) - delta - 1
-        kl = _aggregate(k3, weights, aggregation)
-        kl_value = float(_aggregate(k3.detach(), weights, "token_mean"))
+        kl = aggregate(k3, weights, aggregation)
+        kl_value = float(aggregate(k3.detach(), weights, "token_mean"))
         if kl_coef > 0:
             loss = loss + kl_coef * kl
     n_tokens = int(weights.sum())

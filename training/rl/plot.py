@@ -18,7 +18,7 @@ _PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("success / zero-variance groups", ("success", "zero_variance_groups")),
     ("KL to reference", ("kl",)),
-    ("loss / mean token advantage", ("loss", "advantage_token_mean")),
+    ("loss / mean advantage", ("loss", "advantage_mean")),
 )
 
 

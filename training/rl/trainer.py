@@ -48,6 +48,7 @@ from paraagent_runtime.trajectory import Episode
 from training.algo import (
     EpisodeRewards,
     TokenBatch,
+    aggregate,
     collate,
     episode_rows,
     kept_logprobs,
@@ -279,7 +280,7 @@ class RLTrainer:
                     "ratio_mean",
                     "grad_norm",
                     "train_tokens",
-                    "advantage_token_mean",
+                    "advantage_mean",
                 ),
                 0.0,
             )
@@ -379,14 +380,16 @@ class RLTrainer:
         self.model.eval()
         train_tokens = batch.n_assistant_tokens if batch is not None else 0
         net = 0.0
-        if batch is not None and advantages is not None and train_tokens:
-            # Below 0, the update pushes sampled tokens down on the whole (entropy drifts up).
-            net = float(advantages[batch.assistant_mask].sum()) / train_tokens
+        if batch is not None and advantages is not None:
+            # Weighted as the loss aggregates tokens. Below 0, the update pushes sampled tokens
+            # down on the whole (entropy drifts up).
+            mask = batch.assistant_mask.to(advantages.dtype)
+            net = float(aggregate(advantages, mask, config.aggregation))
         return {
             **sums,
             "grad_norm": grad_norm,
             "train_tokens": train_tokens,
-            "advantage_token_mean": net,
+            "advantage_mean": net,
         }
 
     def _metrics(

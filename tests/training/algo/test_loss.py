@@ -8,7 +8,13 @@ import torch
 from transformers import AutoModelForCausalLM
 
 from paraagent_runtime.errors import ConfigError
-from training.algo import kept_logprobs, logit_positions, policy_loss, sequence_logprobs
+from training.algo import (
+    aggregate,
+    kept_logprobs,
+    logit_positions,
+    policy_loss,
+    sequence_logprobs,
+)
 
 ADV = torch.tensor([[1.0, 2.0, 0.0], [-1.0, 0.0, 0.0]])
 MASK = torch.tensor([[True, True, False], [True, False, False]])
@@ -138,3 +144,12 @@ def test_kept_logprobs_reject_mismatched_logits() -> None:
         kept_logprobs(
             torch.zeros(2, 3, 5), torch.zeros(2, 6, dtype=torch.long), torch.tensor([0, 1])
         )
+
+
+def test_aggregate_weighs_tokens_as_each_mode_says() -> None:
+    # A short row (+1 on 1 token) and a long row (-1 on 3 tokens), 4 columns each.
+    values = torch.tensor([[1.0, 0.0, 0.0, 0.0], [-1.0, -1.0, -1.0, 0.0]])
+    mask = torch.tensor([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]])
+    assert float(aggregate(values, mask, "token_mean")) == pytest.approx(-2.0 / 4)
+    assert float(aggregate(values, mask, "sequence_mean")) == pytest.approx(0.0)
+    assert float(aggregate(values, mask, "constant")) == pytest.approx(-2.0 / 8)

@@ -36,7 +36,7 @@ def test_two_rl_steps_end_to_end_change_params_and_resume(cold_start: Path, tmp_
     assert all(m["truncated_tokens"] == 0 for m in history)
     assert all(m["train_tokens"] == m["rollout_tokens"] for m in history)
     # Multi-level advantages are whitened over the batch's tokens: no net push up or down.
-    assert all(abs(m["advantage_token_mean"]) < 1e-4 for m in history)
+    assert all(abs(m["advantage_mean"]) < 1e-4 for m in history)
     # Each step's sync dropped the keys and values the previous weights computed.
     prefix_cache = trainer.engine.policy._prefix_cache
     assert prefix_cache is not None and prefix_cache.generation == 2
