@@ -36,7 +36,7 @@ from .rewards import (
     args_match,
     score_episode,
 )
-from .tokens import TokenBatch, TokenRow, collate, episode_rows, tokens_past
+from .tokens import TokenBatch, TokenRow, collate, episode_rows
 
 __all__ = [
     "AdvantageConfig",
@@ -66,7 +66,6 @@ __all__ = [
     "score_episode",
     "sequence_logprobs",
     "token_advantages",
-    "tokens_past",
     "turn_advantages",
     "zero_variance_share",
 ]

@@ -20,7 +20,7 @@ import torch
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.trajectory import Episode
 
-__all__ = ["TokenBatch", "TokenRow", "collate", "episode_rows", "tokens_past"]
+__all__ = ["TokenBatch", "TokenRow", "collate", "episode_rows"]
 
 
 @dataclass
@@ -152,10 +152,3 @@ def collate(
         batch.turn_index[b, :n] = torch.tensor(row.turn_index[:n], dtype=torch.long)
         batch.old_logprobs[b, :n] = torch.tensor(row.old_logprobs[:n], dtype=torch.float32)
     return batch
-
-
-def tokens_past(episodes_rows: Sequence[Sequence[TokenRow]], max_length: int | None) -> int:
-    """Sampled ids that :func:`collate` cuts at ``max_length``: they get no gradient."""
-    if max_length is None:
-        return 0
-    return sum(sum(row.assistant_mask[max_length:]) for rows in episodes_rows for row in rows)

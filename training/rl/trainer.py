@@ -56,7 +56,6 @@ from training.algo import (
     policy_loss,
     score_episode,
     token_advantages,
-    tokens_past,
     turn_advantages,
     zero_variance_share,
 )
@@ -246,15 +245,6 @@ class RLTrainer:
         }
         per_turn = turn_advantages(rewards, groups, config.advantage, component_weights=weights)
         rows = [episode_rows(episode) for episode in episodes]
-        truncated = tokens_past(rows, config.max_length)
-        if truncated:
-            logger.warning(
-                "step %d: %d sampled tokens lie past max_length %d and get no gradient; "
-                "raise max_length",
-                self.step + 1,
-                truncated,
-                config.max_length,
-            )
         if any(rows):
             batch = collate(rows, pad_token_id=self._pad_id(), max_length=config.max_length)
             advantages = token_advantages(
@@ -286,6 +276,16 @@ class RLTrainer:
             )
         self.step += 1
         generated = sum(len(turn.token_ids or []) for episode in episodes for turn in episode.turns)
+        # Rows hold every sampled id; collate cut the ones past max_length.
+        truncated = generated - int(update["train_tokens"]) if any(rows) else 0
+        if truncated:
+            logger.warning(
+                "step %d: %d sampled tokens lie past max_length %d and get no gradient; "
+                "raise max_length",
+                self.step,
+                truncated,
+                config.max_length,
+            )
         metrics = self._metrics(rewards, groups, episodes)
         metrics.update(update)
         metrics.update(

@@ -4,7 +4,7 @@ import pytest
 
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.trajectory import Episode, TurnRecord
-from training.algo import collate, episode_rows, tokens_past
+from training.algo import collate, episode_rows
 
 
 def turn(index: int, prompt: list[int], sampled: list[int]) -> TurnRecord:
@@ -37,9 +37,8 @@ def test_a_prompt_that_is_not_a_prefix_starts_a_new_row() -> None:
     assert batch.attention_mask[0].tolist() == [1, 1, 1, 1, 0]
     assert batch.assistant_mask[1].tolist() == [False, False, False, False, True]
     assert batch.n_assistant_tokens == 2 + 1 + 2
-    # The second row's last sampled id (6) lies past max_length and is counted as cut.
-    assert tokens_past([[first, second], [first]], 5) == 1
-    assert tokens_past([[first, second]], 6) == tokens_past([[first]], None) == 0
+    # The second row's last sampled id (6) lies past max_length: 5 of the 6 sampled ids remain.
+    assert batch.assistant_mask[1].sum() == 1 and batch.input_ids[1].tolist() == [1, 2, 7, 9, 5]
     assert batch.select([2]).input_ids.tolist() == [[1, 2, 3, 4, 0]]
 
 
