@@ -26,6 +26,7 @@ from .loss import (
     logit_positions,
     policy_loss,
     sequence_logprobs,
+    token_weights,
 )
 from .rewards import (
     EpisodeRewards,
@@ -66,6 +67,7 @@ __all__ = [
     "score_episode",
     "sequence_logprobs",
     "token_advantages",
+    "token_weights",
     "turn_advantages",
     "zero_variance_share",
 ]

@@ -6,9 +6,14 @@ Per token ``t`` with ratio ``r = exp(logp - old_logp)`` and advantage ``A``::
     k3_t   = exp(ref_logp - logp) - (ref_logp - logp) - 1
 
 Only tokens where ``mask`` is true count (the policy's own tokens; prompts, tool responses and
-padding never do). ``aggregation`` picks the normalizer: ``token_mean`` (sum over all masked tokens
-of the batch / their number, DAPO), ``sequence_mean`` (mean per row, then over rows, GRPO) or
+padding never do). ``aggregation`` picks the normalizer (:func:`token_weights`): ``token_mean``
+(sum over all masked tokens of the batch / their number, DAPO), ``sequence_mean`` (mean per
+episode, then over episodes, GRPO; an episode laid out as several rows counts once) or
 ``constant`` (sum / (rows * columns), Dr.GRPO).
+
+The normalizer is a per-token weight computed over the whole batch, so a batch split into
+micro-batches gets the gradient of the unsplit batch: each micro-batch's loss uses its rows of the
+weights, and the losses add up.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ __all__ = [
     "logit_positions",
     "policy_loss",
     "sequence_logprobs",
+    "token_weights",
 ]
 
 Aggregation = Literal["token_mean", "sequence_mean", "constant"]
@@ -113,14 +119,52 @@ def kept_logprobs(
     return out.index_copy(1, targets.to(picked.device), picked)
 
 
-def aggregate(values: torch.Tensor, mask: torch.Tensor, aggregation: Aggregation) -> torch.Tensor:
-    """Reduce per-token ``values`` over ``mask`` as the loss does (see the module docstring)."""
-    masked = values * mask
+def token_weights(
+    mask: torch.Tensor, aggregation: Aggregation, row_episode: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Per-token weights that make a weighted sum the loss's mean (0 off the mask).
+
+    Args:
+        mask: ``[B, T]`` true on tokens that count.
+        aggregation: ``token_mean`` (every token ``1 / tokens``), ``sequence_mean`` (every token
+            ``1 / (episodes * tokens of its episode)``, so each episode with a token weighs the
+            same however many rows it spans) or ``constant`` (``1 / (B * T)``).
+        row_episode: ``[B]`` episode of each row (default: each row its own episode).
+
+    Raises:
+        ConfigError: unknown ``aggregation``, or ``row_episode`` does not name one episode per row.
+    """
+    if aggregation not in ("token_mean", "sequence_mean", "constant"):
+        raise ConfigError(f"unknown aggregation {aggregation!r}")
+    weights = mask.to(torch.float32)
     if aggregation == "token_mean":
-        return masked.sum() / mask.sum().clamp_min(1)
-    if aggregation == "sequence_mean":
-        return (masked.sum(1) / mask.sum(1).clamp_min(1)).mean()
-    return masked.sum() / mask.numel()
+        return weights / weights.sum().clamp_min(1)
+    if aggregation == "constant":
+        return weights / max(weights.numel(), 1)
+    if row_episode is None:
+        row_episode = torch.arange(weights.shape[0])
+    if row_episode.shape != weights.shape[:1]:
+        raise ConfigError(
+            f"token_weights: row_episode has shape {tuple(row_episode.shape)}, want "
+            f"({weights.shape[0]},)"
+        )
+    _, episode = torch.unique(row_episode.to(weights.device), return_inverse=True)
+    tokens = torch.zeros(int(episode.max()) + 1 if episode.numel() else 0, device=weights.device)
+    tokens.index_add_(0, episode, weights.sum(1))
+    n_episodes = int((tokens > 0).sum())
+    per_row = 1.0 / (tokens[episode].clamp_min(1) * max(n_episodes, 1))
+    return weights * per_row.unsqueeze(1)
+
+
+def aggregate(
+    values: torch.Tensor,
+    mask: torch.Tensor,
+    aggregation: Aggregation,
+    row_episode: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Reduce per-token ``values`` over ``mask`` as the loss does (see :func:`token_weights`)."""
+    weights = token_weights(mask, aggregation, row_episode).to(values.dtype)
+    return (values * weights).sum()
 
 
 def policy_loss(
@@ -134,6 +178,7 @@ def policy_loss(
     ref_logprobs: torch.Tensor | None = None,
     kl_coef: float = 0.0,
     aggregation: Aggregation = "token_mean",
+    weights: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, LossStats]:
     """The clipped surrogate loss over masked tokens (all inputs ``[B, T]``).
 
@@ -146,18 +191,21 @@ def policy_loss(
         clip_high: Upper clip range (``1 + clip_high``; larger than ``clip_low`` is clip-higher).
         ref_logprobs: Reference-model log-probs for the KL term.
         kl_coef: Weight of the k3 KL term (needs ``ref_logprobs`` when > 0).
-        aggregation: ``token_mean``, ``sequence_mean`` or ``constant``.
+        aggregation: ``token_mean``, ``sequence_mean`` or ``constant``, over these rows.
+        weights: Per-token weights from :func:`token_weights` over a larger batch (a
+            micro-batch's rows of them); when given, ``aggregation`` is not used.
 
     Returns:
         The scalar loss and its :class:`LossStats`.
 
     Raises:
-        ConfigError: shapes differ, clip ranges are negative, or ``kl_coef > 0`` without a
-            reference.
+        ConfigError: shapes differ, clip ranges are negative, ``kl_coef > 0`` without a
+            reference, or the aggregation is unknown.
     """
     shapes = {tuple(t.shape) for t in (logprobs, old_logprobs, advantages, mask)}
-    if ref_logprobs is not None:
-        shapes.add(tuple(ref_logprobs.shape))
+    for optional in (ref_logprobs, weights):
+        if optional is not None:
+            shapes.add(tuple(optional.shape))
     if len(shapes) != 1 or logprobs.dim() != 2:
         raise ConfigError(
             f"policy_loss: all inputs must share one [B, T] shape, got {sorted(shapes)}"
@@ -166,26 +214,27 @@ def policy_loss(
         raise ConfigError(f"policy_loss: clip ranges must be >= 0, got {clip_low}, {clip_high}")
     if kl_coef < 0 or (kl_coef > 0 and ref_logprobs is None):
         raise ConfigError("policy_loss: kl_coef must be >= 0, and > 0 only with ref_logprobs")
-    if aggregation not in ("token_mean", "sequence_mean", "constant"):
-        raise ConfigError(f"policy_loss: unknown aggregation {aggregation!r}")
-    weights = mask.to(logprobs.dtype)
+    if weights is None:
+        weights = token_weights(mask, aggregation)
+    weights = torch.where(mask.bool(), weights.to(logprobs.dtype).detach(), 0.0)
     advantages = advantages.to(logprobs.dtype).detach()
     # Masked positions may hold arbitrary old log-probs (padding); zero their log-ratio first.
     log_ratio = torch.where(mask.bool(), logprobs - old_logprobs.to(logprobs.dtype).detach(), 0.0)
     ratio = torch.exp(log_ratio)
     clipped = torch.clamp(ratio, 1 - clip_low, 1 + clip_high)
     per_token = -torch.minimum(ratio * advantages, clipped * advantages)
-    pg_loss = aggregate(per_token, weights, aggregation)
+    pg_loss = (per_token * weights).sum()
     loss = pg_loss
     kl_value = 0.0
     if ref_logprobs is not None:
         delta = torch.where(mask.bool(), ref_logprobs.to(logprobs.dtype).detach() - logprobs, 0.0)
         k3 = torch.exp(delta) - delta - 1
-        kl = aggregate(k3, weights, aggregation)
-        kl_value = float(aggregate(k3.detach(), weights, "token_mean"))
+        kl = (k3 * weights).sum()
+        kl_value = float(aggregate(k3.detach(), mask, "token_mean"))
         if kl_coef > 0:
             loss = loss + kl_coef * kl
-    n_tokens = int(weights.sum())
+    counted = mask.to(logprobs.dtype)
+    n_tokens = int(counted.sum())
     with torch.no_grad():
         was_clipped = ((ratio < 1 - clip_low) & (advantages < 0)) | (
             (ratio > 1 + clip_high) & (advantages > 0)
@@ -193,8 +242,8 @@ def policy_loss(
         stats = LossStats(
             pg_loss=float(pg_loss.detach()),
             kl=kl_value,
-            clip_fraction=float((was_clipped.to(weights.dtype) * weights).sum() / max(n_tokens, 1)),
-            ratio_mean=float((ratio * weights).sum() / max(n_tokens, 1)),
+            clip_fraction=float((was_clipped.to(counted.dtype) * counted).sum() / max(n_tokens, 1)),
+            ratio_mean=float((ratio * counted).sum() / max(n_tokens, 1)),
             n_tokens=n_tokens,
         )
     return loss, stats

@@ -48,7 +48,6 @@ from paraagent_runtime.trajectory import Episode
 from training.algo import (
     EpisodeRewards,
     TokenBatch,
-    aggregate,
     collate,
     episode_rows,
     kept_logprobs,
@@ -56,6 +55,7 @@ from training.algo import (
     policy_loss,
     score_episode,
     token_advantages,
+    token_weights,
     turn_advantages,
     zero_variance_share,
 )
@@ -270,6 +270,7 @@ class RLTrainer:
                     "ratio_mean",
                     "grad_norm",
                     "train_tokens",
+                    "train_rows",
                     "advantage_mean",
                 ),
                 0.0,
@@ -332,13 +333,19 @@ class RLTrainer:
         self.optimizer.zero_grad(set_to_none=True)
         rows = batch.input_ids.shape[0] if batch is not None else 0
         total_tokens = max(batch.n_assistant_tokens, 1) if batch is not None else 1
+        # Normalized over the whole batch, so the micro-batches' losses add up to the batch's.
+        weights = (
+            token_weights(batch.assistant_mask, config.aggregation, batch.row_episode)
+            if batch is not None
+            else None
+        )
         n_micro = self.parallel.micro_batches(rows, config.micro_batch_rows)
         size = math.ceil(rows / n_micro)
         sums = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "ratio_mean": 0.0}
         for micro_index in range(n_micro):
             index = list(range(micro_index * size, min((micro_index + 1) * size, rows)))
             with self.parallel.accumulating(self.model, last=micro_index == n_micro - 1):
-                if batch is None or advantages is None or not index:
+                if batch is None or advantages is None or weights is None or not index:
                     self._idle_pass()
                     continue
                 micro = batch.select(index)
@@ -359,15 +366,10 @@ class RLTrainer:
                     clip_high=config.clip_high,
                     ref_logprobs=reference,
                     kl_coef=config.kl_coef,
-                    aggregation=config.aggregation,
+                    weights=weights[index].to(device),
                 )
-                share = (
-                    n_tokens / total_tokens
-                    if config.aggregation == "token_mean"
-                    else len(index) / rows
-                )
-                self.parallel.backward(loss * share)
-            sums["loss"] += float(loss.detach()) * share
+                self.parallel.backward(loss)
+            sums["loss"] += float(loss.detach())
             for name in ("kl", "clip_fraction", "ratio_mean"):
                 sums[name] += getattr(stats, name) * n_tokens / total_tokens
         grad_norm = 0.0
@@ -380,15 +382,15 @@ class RLTrainer:
         self.model.eval()
         train_tokens = batch.n_assistant_tokens if batch is not None else 0
         net = 0.0
-        if batch is not None and advantages is not None:
+        if weights is not None and advantages is not None:
             # Weighted as the loss aggregates tokens. Below 0, the update pushes sampled tokens
             # down on the whole (entropy drifts up).
-            mask = batch.assistant_mask.to(advantages.dtype)
-            net = float(aggregate(advantages, mask, config.aggregation))
+            net = float((advantages * weights.to(advantages.dtype)).sum())
         return {
             **sums,
             "grad_norm": grad_norm,
             "train_tokens": train_tokens,
+            "train_rows": rows,
             "advantage_mean": net,
         }
 

@@ -14,6 +14,7 @@ from training.algo import (
     logit_positions,
     policy_loss,
     sequence_logprobs,
+    token_weights,
 )
 
 ADV = torch.tensor([[1.0, 2.0, 0.0], [-1.0, 0.0, 0.0]])
@@ -151,5 +152,62 @@ def test_aggregate_weighs_tokens_as_each_mode_says() -> None:
     values = torch.tensor([[1.0, 0.0, 0.0, 0.0], [-1.0, -1.0, -1.0, 0.0]])
     mask = torch.tensor([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]])
     assert float(aggregate(values, mask, "token_mean")) == pytest.approx(-2.0 / 4)
-    assert float(aggregate(values, mask, "sequence_mean")) == pytest.approx(0.0)
+    assert float(aggregate(values, mask, "sequence_mean")) == pytest.approx(0.0, abs=1e-6)
     assert float(aggregate(values, mask, "constant")) == pytest.approx(-2.0 / 8)
+
+
+def test_sequence_mean_weighs_each_episode_once_however_many_rows_it_spans() -> None:
+    # Episode 0 spans two rows (+1 on 1 token, +1 on 2 tokens); episode 1 is one row (-1 on 3).
+    values = torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [-1.0, -1.0, -1.0]])
+    mask = torch.tensor([[1, 0, 0], [1, 1, 0], [1, 1, 1]], dtype=torch.bool)
+    row_episode = torch.tensor([0, 0, 1])
+    assert float(aggregate(values, mask, "sequence_mean", row_episode)) == pytest.approx(
+        0.0, abs=1e-6
+    )
+    # Per row, episode 0 would count twice.
+    assert float(aggregate(values, mask, "sequence_mean")) == pytest.approx(1 / 3)
+    weights = token_weights(mask, "sequence_mean", row_episode)
+    assert weights[0, 0] == pytest.approx(1 / 6) and weights[2, 0] == pytest.approx(1 / 6)
+    assert float(weights.sum()) == pytest.approx(1.0) and float(weights[~mask].abs().sum()) == 0
+
+
+def test_an_episode_without_trained_tokens_does_not_dilute_the_mean() -> None:
+    mask = torch.tensor([[1, 1], [0, 0]], dtype=torch.bool)
+    weights = token_weights(mask, "sequence_mean", torch.tensor([0, 1]))
+    assert weights.tolist() == [[0.5, 0.5], [0.0, 0.0]]
+
+
+@pytest.mark.parametrize("aggregation", ["token_mean", "sequence_mean", "constant"])
+def test_micro_batch_losses_with_batch_weights_add_up_to_the_batch_loss(
+    aggregation: str,
+) -> None:
+    generator = torch.Generator().manual_seed(0)
+    logprobs = -torch.rand(4, 5, generator=generator)
+    old = logprobs + 0.1 * torch.randn(4, 5, generator=generator)
+    advantages = torch.randn(4, 5, generator=generator)
+    mask = torch.rand(4, 5, generator=generator) > 0.3
+    row_episode = torch.tensor([0, 0, 1, 2])
+    weights = token_weights(mask, aggregation, row_episode)
+    whole, _ = policy_loss(logprobs, old, advantages, mask, weights=weights)
+    parts = [
+        policy_loss(logprobs[i], old[i], advantages[i], mask[i], weights=weights[i])[0]
+        for i in ([0], [1, 2], [3])
+    ]
+    assert float(sum(parts)) == pytest.approx(float(whole))
+    expected = aggregate(
+        -torch.minimum(
+            (logprobs - old).exp() * advantages,
+            (logprobs - old).exp().clamp(0.8, 1.2) * advantages,
+        ),
+        mask,
+        aggregation,
+        row_episode,
+    )
+    assert float(whole) == pytest.approx(float(expected))
+
+
+def test_token_weights_reject_bad_inputs() -> None:
+    with pytest.raises(ConfigError, match="aggregation"):
+        token_weights(MASK, "sum")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="row_episode"):
+        token_weights(MASK, "sequence_mean", torch.tensor([0, 1, 2]))

@@ -11,6 +11,8 @@ from transformers import AutoModelForCausalLM
 from mcp_servers.toolenv import generate_tasks
 from mcp_servers.toolenv.tasks import save_tasks
 from paraagent_runtime.errors import ConfigError, UserError
+from paraagent_runtime.policy.tiny import build_tiny_model
+from training.algo import TokenRow, collate, logit_positions
 from training.rl import RLConfig, RLTrainer
 from training.rl.trainer import CHECKPOINT, CURVES, METRICS
 
@@ -54,6 +56,51 @@ def test_two_rl_steps_end_to_end_change_params_and_resume(cold_start: Path, tmp_
     resumed.close()
     lines = (tmp_path / METRICS).read_text().splitlines()
     assert [json.loads(line)["step"] for line in lines] == [1, 2, 3]
+
+
+def _row(prompt: list[int], sampled: list[int], turn: int) -> TokenRow:
+    row = TokenRow()
+    row.extend(prompt)
+    row.extend(sampled, turn=turn, logprobs=[0.0] * len(sampled))
+    return row
+
+
+@pytest.mark.parametrize("aggregation", ["token_mean", "sequence_mean", "constant"])
+def test_micro_batches_take_the_step_of_the_whole_batch(tmp_path: Path, aggregation: str) -> None:
+    # Random init: the cold start's peaked logits amplify the float noise of padded rows.
+    model = build_tiny_model(tmp_path / "model", hidden_size=64, num_layers=1, seed=0)
+    # Episode 0 spans two rows (its second turn's prompt does not extend the first row).
+    batch = collate(
+        [
+            [_row([1, 2, 3], [4, 5], 0), _row([1, 9, 3, 4], [6, 7, 8, 9], 1)],
+            [_row([1, 2], [3, 4, 5], 0)],
+        ],
+        pad_token_id=0,
+    )
+    advantages = torch.where(
+        batch.assistant_mask, torch.tensor([[1.0], [1.0], [-3.0]]), torch.tensor(0.0)
+    )
+    updates = []
+    for rows in (1, 3):
+        config = _config(
+            model, tmp_path / str(rows), aggregation=aggregation, micro_batch_rows=rows
+        )
+        trainer = RLTrainer(config, tasks=[_task()])
+        with torch.no_grad():  # on-policy, as at a step's start
+            batch.old_logprobs = trainer._logprobs(
+                trainer.model, batch, logit_positions(batch.assistant_mask)
+            )
+        updates.append(trainer._update(batch, advantages))
+        trainer.close()
+    split, whole = updates
+    assert split["train_rows"] == whole["train_rows"] == 3
+    assert split["loss"] == pytest.approx(whole["loss"], rel=1e-4)
+    assert (
+        split["grad_norm"] == pytest.approx(whole["grad_norm"], rel=1e-4) and whole["grad_norm"] > 0
+    )
+    if aggregation == "sequence_mean":
+        # Each episode weighs the same, however many rows it spans: (+1 - 3) / 2.
+        assert whole["advantage_mean"] == pytest.approx(-1.0)
 
 
 @pytest.mark.parametrize(
