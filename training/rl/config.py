@@ -94,8 +94,9 @@ class RLConfig:
         clip_low (`float`, defaults to `0.2`): Lower ratio clip range.
         clip_high (`float`, defaults to `0.28`): Upper ratio clip range (clip-higher).
         kl_coef (`float`, defaults to `0.0`): Weight of the k3 KL to the reference (0: none).
-        aggregation (`str`, defaults to `"token_mean"`): Loss normalizer: `token_mean`,
-            `sequence_mean` or `constant` (Dr.GRPO).
+        aggregation (`str`, defaults to `"token_mean"`): Loss normalizer: `token_mean` (every
+            token of the batch alike), `sequence_mean` (every episode alike, however many token
+            rows it spans) or `constant` (Dr.GRPO).
         reward (`RewardConfig`): Reward weights (a mapping in config files).
         advantage (`AdvantageConfig`): Advantage estimator and level weights (a mapping in files).
         seed (`int`, defaults to `0`): Seed of torch and of rollout sampling.
