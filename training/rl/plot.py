@@ -1,4 +1,4 @@
-"""The RL curves as one PNG: rewards per level, success and zero-variance groups, KL and loss."""
+"""The RL curves as one PNG: rewards per level, success and zero-variance groups, KL, loss, NLL."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ _PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("success / zero-variance groups", ("success", "zero_variance_groups")),
     ("KL to reference", ("kl",)),
     ("loss / mean advantage", ("loss", "advantage_mean")),
+    ("sampled-token NLL (entropy at T = 1)", ("rollout_nll",)),
 )
 
 
@@ -42,8 +43,10 @@ def plot_curves(metrics_path: str | Path, png_path: str | Path) -> Path:
     if not rows:
         raise ConfigError(f"{path}: no step to plot")
     steps = [row["step"] for row in rows]
-    figure, axes = plt.subplots(2, 3, figsize=(13, 7))
-    for axis, (title, keys) in zip(axes.flat, _PANELS, strict=True):
+    figure, axes = plt.subplots(2, 4, figsize=(17, 7))
+    for unused in axes.flat[len(_PANELS) :]:
+        unused.set_visible(False)
+    for axis, (title, keys) in zip(axes.flat, _PANELS, strict=False):
         for key in keys:
             axis.plot(
                 steps,

@@ -277,6 +277,9 @@ class RLTrainer:
             )
         self.step += 1
         generated = sum(len(turn.token_ids or []) for episode in episodes for turn in episode.turns)
+        logprobs = [
+            lp for episode in episodes for turn in episode.turns for lp in turn.logprobs or []
+        ]
         # Rows hold every sampled id; collate cut the ones past max_length.
         truncated = generated - int(update["train_tokens"]) if any(rows) else 0
         if truncated:
@@ -294,6 +297,9 @@ class RLTrainer:
             rollout_tokens=generated,
             rollout_tokens_per_s=generated / rollout_s if rollout_s > 0 else 0.0,
             rollout_prefix_reuse=_reuse(cache_before, cache_after),
+            # The sampling policy's per-token entropy when T = 1: it rises when updates spread
+            # probability away from the sampled tokens.
+            rollout_nll=-statistics.fmean(logprobs) if logprobs else 0.0,
             truncated_tokens=truncated,
             step_time_s=time.perf_counter() - started,
         )
