@@ -60,7 +60,7 @@ def test_eval_command_covers_every_split_in_one_table(tiny_model: Path, tmp_path
     out = tmp_path / "eval.json"
     args = ["eval", "--model", str(tiny_model), "--n-tasks", "1", "--max-turns", "1"]
     args += ["--max-tokens", "4", "--split", "test-seen", "--split", "test-unseen-tools"]
-    args += ["--samples", "2", "--temperature", "1.0"]
+    args += ["--samples", "2", "--temperature", "1.0", "--dtype", "bfloat16"]
     result = CliRunner().invoke(train_app, [*args, "--out", str(out), "--concurrency", "2"])
     assert result.exit_code == 0, result.output
     rows = json.loads(out.read_text())
@@ -123,6 +123,8 @@ def test_eval_command_rejects_mismatched_modes(tiny_model: Path, tiny_adapter: P
         assert result.exit_code == 2 and message in result.output, result.output
     greedy_repeats = CliRunner().invoke(train_app, [*args, "--samples", "3"])
     assert greedy_repeats.exit_code == 2 and "need a temperature" in greedy_repeats.output
+    half = CliRunner().invoke(train_app, [*args, "--dtype", "float8"])
+    assert half.exit_code == 2 and "dtype must be" in half.output, half.output
 
 
 def test_eval_command_rejects_an_unknown_split(tiny_model: Path) -> None:
