@@ -15,6 +15,10 @@ advantage before any batch whitening, never NaN.
   Whitening re-centres on the batch's token mean by default, which shifts a no-signal group's
   tokens off zero too; ``whiten_center: false`` divides by the std only and keeps them at zero.
 
+With any estimator, ``negative_weight`` scales the negative token advantages last: 1 is the
+estimator as published, 0 reinforces only better-than-group tokens (positive-sample
+reinforcement, which sharpens the policy instead of spreading probability away from failures).
+
 Standard deviations are population ones (``ddof=0``).
 """
 
@@ -68,6 +72,8 @@ class AdvantageConfig:
         whiten_center (`bool`, defaults to `True`): subtract the batch's token mean when
             whitening; `False` only divides by the std, so a group without signal keeps exactly 0
             (with `True` its tokens get the shift `-mean/std`, as every other token does).
+        negative_weight (`float`, defaults to `1.0`): scale of negative token advantages (after
+            whitening); 0 keeps only the positive ones.
         eps (`float`, defaults to `1e-6`): added to standard deviations.
     """
 
@@ -85,6 +91,9 @@ class AdvantageConfig:
     whiten_center: bool = option(
         True, help="Subtract the batch token mean when whitening (false: divide by the std only)."
     )
+    negative_weight: float = option(
+        1.0, help="Scale of negative token advantages (0: reinforce only the positive ones)."
+    )
     eps: float = option(1e-6, help="Added to standard deviations.")
 
     def __post_init__(self) -> None:
@@ -98,7 +107,7 @@ class AdvantageConfig:
                 raise ConfigError(
                     f"AdvantageConfig.{name}: use kind or all, got {getattr(self, name)!r}"
                 )
-        for name in ("alpha", "beta", "lam"):
+        for name in ("alpha", "beta", "lam", "negative_weight"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
                 raise ConfigError(
@@ -320,6 +329,7 @@ def token_advantages(
     mask: torch.Tensor,
     whiten: bool,
     center: bool = True,
+    negative_weight: float = 1.0,
     eps: float = 1e-6,
 ) -> torch.Tensor:
     """Broadcast per-turn advantages to tokens; non-assistant (prompt, tool-response) tokens get 0.
@@ -331,6 +341,7 @@ def token_advantages(
         mask: ``[B, T]`` true on assistant tokens.
         whiten: Whiten over the masked tokens afterwards.
         center: Subtract the masked tokens' mean when whitening (else divide by the std only).
+        negative_weight: Scale of the negative advantages, applied last.
         eps: Added to the standard deviation when whitening.
 
     Raises:
@@ -351,4 +362,6 @@ def token_advantages(
             raise ConfigError("token_advantages: a token names a turn beyond its episode")
     safe_turns = turn_index.clamp(min=0, max=table.shape[1] - 1)
     values = torch.where(mask, table[episodes, safe_turns], torch.zeros(()))
-    return masked_whiten(values, mask, eps=eps, center=center) if whiten else values
+    if whiten:
+        values = masked_whiten(values, mask, eps=eps, center=center)
+    return torch.where(values < 0, values * negative_weight, values)

@@ -254,6 +254,7 @@ class RLTrainer:
                 mask=batch.assistant_mask,
                 whiten=config.advantage.estimator == "multilevel" and config.advantage.whiten,
                 center=config.advantage.whiten_center,
+                negative_weight=config.advantage.negative_weight,
                 eps=config.advantage.eps,
             )
             update = self._update(batch, advantages)

@@ -150,6 +150,29 @@ def test_token_advantages_broadcast_turns_and_mask_context() -> None:
         )
 
 
+@pytest.mark.parametrize(("weight", "negative"), [(1.0, -2.0), (0.25, -0.5), (0.0, 0.0)])
+def test_negative_weight_scales_only_negative_advantages(weight: float, negative: float) -> None:
+    row = TokenRow()
+    row.extend([5])
+    row.extend([7, 8], turn=0, logprobs=[-1.0, -1.0])
+    row.extend([10], turn=1, logprobs=[-1.0])
+    batch = collate([[row]], pad_token_id=0)
+    values = token_advantages(
+        [[0.5, -2.0]],
+        turn_index=batch.turn_index,
+        row_episode=batch.row_episode,
+        mask=batch.assistant_mask,
+        whiten=False,
+        negative_weight=weight,
+    )
+    assert values.tolist() == [[0.0, 0.5, 0.5, negative]]
+
+
+def test_negative_weight_must_be_a_non_negative_number() -> None:
+    with pytest.raises(ConfigError, match="negative_weight"):
+        AdvantageConfig(negative_weight=-1.0)
+
+
 def test_scale_only_whitening_keeps_zeros_and_unit_spread() -> None:
     # A no-signal group (zeros) next to a group of longer episodes with negative advantages.
     values = torch.tensor([[0.0, 0.0, -1.0, -1.0, -1.0, 2.0, 9.0]])
