@@ -22,7 +22,7 @@ from training.algo import (
     turn_advantages,
     zero_variance_share,
 )
-from training.algo.tokens import TokenRow
+from training.algo.tokens import TokenBatch, TokenRow
 
 SQRT_3_2 = (3 / 2) ** 0.5
 
@@ -125,47 +125,38 @@ def test_random_groups_with_unequal_turns_stay_finite() -> None:
     assert float(tokens[batch.assistant_mask].mean()) == pytest.approx(0.0, abs=1e-5)
 
 
-def test_token_advantages_broadcast_turns_and_mask_context() -> None:
+def _two_turn_batch() -> TokenBatch:
+    """One row: 2 context ids, turn 0 (2 ids), 1 context id, turn 1 (1 id)."""
     row = TokenRow()
     row.extend([5, 6])
     row.extend([7, 8], turn=0, logprobs=[-1.0, -1.0])
     row.extend([9])
     row.extend([10], turn=1, logprobs=[-1.0])
-    batch = collate([[row]], pad_token_id=0)
-    values = token_advantages(
-        [[0.5, -2.0]],
+    return collate([[row]], pad_token_id=0)
+
+
+def _broadcast(batch: TokenBatch, per_turn: list[list[float]], **options: float) -> torch.Tensor:
+    return token_advantages(
+        per_turn,
         turn_index=batch.turn_index,
         row_episode=batch.row_episode,
         mask=batch.assistant_mask,
         whiten=False,
+        **options,
     )
-    assert values.tolist() == [[0.0, 0.0, 0.5, 0.5, 0.0, -2.0]]
+
+
+def test_token_advantages_broadcast_turns_and_mask_context() -> None:
+    batch = _two_turn_batch()
+    assert _broadcast(batch, [[0.5, -2.0]]).tolist() == [[0.0, 0.0, 0.5, 0.5, 0.0, -2.0]]
     with pytest.raises(ConfigError, match="beyond"):
-        token_advantages(
-            [[0.5]],
-            turn_index=batch.turn_index,
-            row_episode=batch.row_episode,
-            mask=batch.assistant_mask,
-            whiten=False,
-        )
+        _broadcast(batch, [[0.5]])
 
 
 @pytest.mark.parametrize(("weight", "negative"), [(1.0, -2.0), (0.25, -0.5), (0.0, 0.0)])
 def test_negative_weight_scales_only_negative_advantages(weight: float, negative: float) -> None:
-    row = TokenRow()
-    row.extend([5])
-    row.extend([7, 8], turn=0, logprobs=[-1.0, -1.0])
-    row.extend([10], turn=1, logprobs=[-1.0])
-    batch = collate([[row]], pad_token_id=0)
-    values = token_advantages(
-        [[0.5, -2.0]],
-        turn_index=batch.turn_index,
-        row_episode=batch.row_episode,
-        mask=batch.assistant_mask,
-        whiten=False,
-        negative_weight=weight,
-    )
-    assert values.tolist() == [[0.0, 0.5, 0.5, negative]]
+    values = _broadcast(_two_turn_batch(), [[0.5, -2.0]], negative_weight=weight)
+    assert values.tolist() == [[0.0, 0.0, 0.5, 0.5, 0.0, negative]]
 
 
 def test_negative_weight_must_be_a_non_negative_number() -> None:
