@@ -34,8 +34,8 @@ def test_two_rl_steps_end_to_end_change_params_and_resume(cold_start: Path, tmp_
     for key in ("reward/trajectory_mean", "zero_variance_groups", "kl", "success", "loss"):
         assert key in history[-1]
     assert all(0.0 <= m["rollout_prefix_reuse"] <= 1.0 for m in history)
-    # Sampled at T = 1 from a near-random model: the tokens' mean NLL is well above 0.
-    assert all(m["rollout_nll"] > 0.1 for m in history)
+    # Sampled at T = 1: every sampled token had probability below 1, so the mean NLL is above 0.
+    assert all(0.0 < m["rollout_nll"] < 20.0 for m in history)
     # Every sampled token fits the default max_length, so all of them are trained.
     assert all(m["truncated_tokens"] == 0 for m in history)
     assert all(m["train_tokens"] == m["rollout_tokens"] for m in history)
