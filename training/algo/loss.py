@@ -217,6 +217,8 @@ def policy_loss(
     if weights is None:
         weights = token_weights(mask, aggregation)
     weights = torch.where(mask.bool(), weights.to(logprobs.dtype).detach(), 0.0)
+    counted = mask.to(logprobs.dtype)
+    n_tokens = int(counted.sum())
     advantages = advantages.to(logprobs.dtype).detach()
     # Masked positions may hold arbitrary old log-probs (padding); zero their log-ratio first.
     log_ratio = torch.where(mask.bool(), logprobs - old_logprobs.to(logprobs.dtype).detach(), 0.0)
@@ -230,11 +232,9 @@ def policy_loss(
         delta = torch.where(mask.bool(), ref_logprobs.to(logprobs.dtype).detach() - logprobs, 0.0)
         k3 = torch.exp(delta) - delta - 1
         kl = (k3 * weights).sum()
-        kl_value = float(aggregate(k3.detach(), mask, "token_mean"))
+        kl_value = float((k3.detach() * counted).sum() / max(n_tokens, 1))
         if kl_coef > 0:
             loss = loss + kl_coef * kl
-    counted = mask.to(logprobs.dtype)
-    n_tokens = int(counted.sum())
     with torch.no_grad():
         was_clipped = ((ratio < 1 - clip_low) & (advantages < 0)) | (
             (ratio > 1 + clip_high) & (advantages > 0)

@@ -17,7 +17,6 @@ import json
 import statistics
 import tempfile
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +27,12 @@ from rich.table import Table
 from training.algo import kept_logprobs, logit_positions, sequence_logprobs
 
 from .config import RLConfig
+from .model import fresh_adapter
 
-__all__ = ["episode_mask", "table", "time_step"]
+__all__ = ["DTYPES", "episode_mask", "table", "time_step"]
+
+DTYPES = ("float32", "bfloat16", "float16")
+"""Precisions the benchmark can compare."""
 
 
 def episode_mask(length: int, assistant_share: float, turns: int = 3) -> torch.Tensor:
@@ -64,23 +67,7 @@ def _load(source: str | Path, dtype: str, lora: bool) -> torch.nn.Module:
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(source, dtype=getattr(torch, dtype))
-    if lora:
-        from peft import LoraConfig, get_peft_model
-
-        defaults = RLConfig()
-        with warnings.catch_warnings():
-            # peft reads transformers' deprecated `is_gradient_checkpointing` (a FutureWarning).
-            warnings.simplefilter("ignore", FutureWarning)
-            model = get_peft_model(
-                model,
-                LoraConfig(
-                    r=defaults.lora_r,
-                    lora_alpha=defaults.lora_alpha,
-                    target_modules=list(defaults.lora_target_modules),
-                    task_type="CAUSAL_LM",
-                ),
-            )
-    return model.train()
+    return (fresh_adapter(model, RLConfig()) if lora else model).train()
 
 
 def table(report: dict[str, Any]) -> Table:
@@ -118,7 +105,9 @@ def main() -> None:
     parser.add_argument("--assistant-share", type=float, default=0.2)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--dtypes", default="float32,bfloat16", help="comma-separated")
+    parser.add_argument(
+        "--dtypes", default="float32,bfloat16", help=f"comma-separated, of {', '.join(DTYPES)}"
+    )
     parser.add_argument("--lora", action="store_true", help="train a fresh LoRA adapter")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -133,6 +122,9 @@ def main() -> None:
     else:
         source = args.model
     dtypes = [name.strip() for name in args.dtypes.split(",") if name.strip()]
+    unknown = sorted(set(dtypes) - set(DTYPES)) or ([] if dtypes else ["(none)"])
+    if unknown:
+        parser.error(f"--dtypes: unknown {', '.join(unknown)}; use {', '.join(DTYPES)}")
     models = {dtype: _load(source, dtype, args.lora) for dtype in dtypes}
     vocab = next(iter(models.values())).config.vocab_size
     ids = torch.randint(0, vocab, (1, args.length), generator=torch.Generator().manual_seed(0))

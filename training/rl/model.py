@@ -28,7 +28,7 @@ from paraagent_runtime.policy.transformers_local import TransformersPolicy
 if TYPE_CHECKING:
     from .config import RLConfig
 
-__all__ = ["REFERENCE_ADAPTER", "RLModel", "load_rl_model"]
+__all__ = ["REFERENCE_ADAPTER", "RLModel", "fresh_adapter", "load_rl_model"]
 
 logger = logging.getLogger(__name__)
 
@@ -133,6 +133,30 @@ def _require_peft() -> None:
         raise UserError("LoRA RL needs peft: install the `train` extra")
 
 
+def fresh_adapter(model: torch.nn.Module, config: RLConfig) -> torch.nn.Module:
+    """Wrap ``model`` in a new trainable LoRA adapter shaped by ``config`` (``lora_*``; no dropout).
+
+    On a bfloat16 or float16 base, peft keeps the adapter's weights in float32.
+
+    Raises:
+        UserError: peft is missing.
+    """
+    _require_peft()
+    from peft import LoraConfig, get_peft_model
+
+    lora = LoraConfig(
+        r=config.lora_r,
+        lora_alpha=config.lora_alpha,
+        lora_dropout=0.0,
+        target_modules=list(config.lora_target_modules),
+        task_type="CAUSAL_LM",
+    )
+    with warnings.catch_warnings():
+        # peft reads transformers' deprecated `is_gradient_checkpointing` (a FutureWarning).
+        warnings.simplefilter("ignore", FutureWarning)
+        return get_peft_model(model, lora)  # type: ignore[arg-type]
+
+
 def load_rl_model(config: RLConfig, *, checkpoint: Path | None = None) -> RLModel:
     """Load the starting policy for ``config`` (or resume from ``checkpoint``).
 
@@ -173,18 +197,7 @@ def load_rl_model(config: RLConfig, *, checkpoint: Path | None = None) -> RLMode
         # peft reads transformers' deprecated `is_gradient_checkpointing` (a FutureWarning).
         warnings.simplefilter("ignore", FutureWarning)
         if adapter is None:
-            from peft import LoraConfig, get_peft_model
-
-            module = get_peft_model(
-                start.model,
-                LoraConfig(
-                    r=config.lora_r,
-                    lora_alpha=config.lora_alpha,
-                    lora_dropout=0.0,
-                    target_modules=list(config.lora_target_modules),
-                    task_type="CAUSAL_LM",
-                ),
-            )
+            module = fresh_adapter(start.model, config)
         else:
             module = start.model
             module.set_requires_grad(TRAINED_ADAPTER, True)
