@@ -86,17 +86,19 @@ class KeywordToolSearch:
         self._postings: dict[str, list[tuple[int, int]]] = {}
         self._idf: dict[str, float] = {}
         self._average_length = 0.0
-        self._generation = 0
+        self._update_lock = asyncio.Lock()
 
     def __len__(self) -> int:
         return len(self._ids)
 
     async def update(self, tools: Sequence[ToolSpec]) -> None:
-        """Index exactly ``tools``, replacing what was indexed before (built off the event loop)."""
-        self._generation += 1
-        generation = self._generation
-        index = await asyncio.to_thread(self._build, list(tools))
-        if generation == self._generation:  # a later concurrent update wins
+        """Index exactly ``tools``, replacing what was indexed before (built off the event loop).
+
+        Concurrent updates run one at a time in call order (as the retrieval index's do), so the
+        last one called wins and each returns only once its own tools are searchable.
+        """
+        async with self._update_lock:
+            index = await asyncio.to_thread(self._build, list(tools))
             self._ids, self._lengths, self._postings, self._idf, self._average_length = index
 
     @staticmethod

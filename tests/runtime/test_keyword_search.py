@@ -118,3 +118,15 @@ async def test_the_latest_of_concurrent_updates_wins() -> None:
     await asyncio.gather(search.update(older), search.update(newer))
     assert len(search) == len(newer)
     assert (await search.search("IATA code"))[0][0] == "airports/lookup"
+
+
+async def test_an_update_returns_once_its_tools_are_searchable_even_when_another_follows() -> None:
+    # A toolspace refreshed twice at once (a list_changed notification during a refresh) searches
+    # right after the first refresh returns: the tools it listed must be indexed by then.
+    search = KeywordToolSearch()
+    first = asyncio.create_task(search.update(CATALOG[:3]))
+    second = asyncio.create_task(search.update(CATALOG))
+    await first
+    assert (await search.search("IATA code"))[0][0] == "airports/lookup"
+    await second
+    assert len(search) == len(CATALOG)
