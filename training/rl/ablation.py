@@ -20,6 +20,7 @@ import json
 import logging
 import math
 import statistics
+from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from mcp_servers.toolenv import Task, generate_tasks
+from mcp_servers.toolenv.evaluation import EpisodeMetrics
 from paraagent_runtime.errors import ConfigError
 from training.evaluate import check_eval_decoding
 
@@ -36,8 +38,10 @@ from .trainer import METRICS, RLTrainer
 __all__ = [
     "AblationRun",
     "Heldout",
+    "HeldoutScore",
     "ablation_table",
     "heldout_scores",
+    "paired_difference",
     "plot_ablation",
     "run_ablation",
 ]
@@ -93,6 +97,51 @@ class Heldout(BaseModel):
         return f"{self.tasks} {HELDOUT} tasks, {decoding}"
 
 
+class HeldoutScore(BaseModel):
+    """One policy's held-out result.
+
+    Attributes:
+        success: Success over every episode.
+        per_task: Success rate per task id (``None`` in a score cached before it was kept).
+    """
+
+    success: float
+    per_task: dict[str, float] | None = None
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[EpisodeMetrics]) -> HeldoutScore:
+        """The score of evaluated episodes (several per task when sampled)."""
+        by_task: dict[str, list[bool]] = defaultdict(list)
+        for row in rows:
+            by_task[row.task_id].append(row.success)
+        return cls(
+            success=statistics.fmean(row.success for row in rows) if rows else 0.0,
+            per_task={task: statistics.fmean(values) for task, values in by_task.items()},
+        )
+
+
+def paired_difference(
+    finals: Sequence[dict[str, float] | None], start: dict[str, float] | None
+) -> tuple[float, float] | None:
+    """Mean over tasks of (final − start) success, and its standard error over the tasks.
+
+    Paired by task, so a task's difficulty cancels: the error is that of the difference, smaller
+    than two independent scores' when the same tasks are easy or hard for both policies. With
+    several finals (seeds), each task's final rate is their mean. ``None`` unless every policy
+    has per-task rates on the same tasks, at least two of them.
+    """
+    if start is None or not finals or any(f is None or f.keys() != start.keys() for f in finals):
+        return None
+    if len(start) < 2:
+        return None
+    differences = [
+        statistics.fmean(final[task] for final in finals if final is not None) - start[task]
+        for task in start
+    ]
+    error = statistics.stdev(differences) / math.sqrt(len(differences))
+    return statistics.fmean(differences), error
+
+
 class AblationRun(BaseModel):
     """The outcome of one (estimator, seed) run.
 
@@ -106,6 +155,7 @@ class AblationRun(BaseModel):
         zero_variance_groups: Mean share of zero-variance groups over all steps.
         wall_s: Sum of step times.
         heldout_success: Success on the held-out tasks (``None`` when not evaluated).
+        heldout_per_task: Held-out success per task id (``None`` when not kept).
         curves: Per-step values of the plotted metrics.
     """
 
@@ -118,6 +168,7 @@ class AblationRun(BaseModel):
     zero_variance_groups: float
     wall_s: float
     heldout_success: float | None = None
+    heldout_per_task: dict[str, float] | None = None
     curves: dict[str, list[float]]
 
 
@@ -128,7 +179,7 @@ def _read_metrics(path: Path) -> list[dict[str, Any]]:
 
 
 def _summarize(
-    config: RLConfig, rows: list[dict[str, Any]], window: int, heldout: float | None
+    config: RLConfig, rows: list[dict[str, Any]], window: int, heldout: HeldoutScore | None
 ) -> AblationRun:
     if not rows:
         raise ConfigError(f"{config.output_dir / METRICS}: the run logged no step")
@@ -142,7 +193,8 @@ def _summarize(
         final_success=statistics.fmean(r["success"] for r in tail),
         zero_variance_groups=statistics.fmean(r["zero_variance_groups"] for r in rows),
         wall_s=sum(r["step_time_s"] for r in rows),
-        heldout_success=heldout,
+        heldout_success=heldout.success if heldout is not None else None,
+        heldout_per_task=heldout.per_task if heldout is not None else None,
         curves={key: [float(r[key]) for r in rows] for key, _ in _CURVES},
     )
 
@@ -197,28 +249,28 @@ def run_ablation(
     for config in variants:
         metrics = config.output_dir / METRICS
         finished = len(_read_metrics(metrics)) >= config.steps
-        success = key = None
+        score = key = None
         if heldout is not None:
             key = _score_key(config, heldout_set, heldout, step=config.steps)
-            success = _cached_score(config.output_dir / FINAL_SCORE, key)
-        if not finished or (key is not None and success is None):
+            score = _cached_score(config.output_dir / FINAL_SCORE, key)
+        if not finished or (key is not None and score is None):
             logger.info("ablation run %s", config.output_dir)
             trainer = RLTrainer(config)
             try:
                 trainer.train()
                 if heldout is not None and key is not None:
-                    success = _evaluate(trainer, heldout_set, heldout)
-                    _save_score(config.output_dir / FINAL_SCORE, key, success)
+                    score = _evaluate(trainer, heldout_set, heldout)
+                    _save_score(config.output_dir / FINAL_SCORE, key, score)
             finally:
                 trainer.close()
-        runs.append(_summarize(config, _read_metrics(metrics), window, success))
-    write_ablation(runs, output_dir, start_heldout=start, heldout=heldout)
+        runs.append(_summarize(config, _read_metrics(metrics), window, score))
+    write_ablation(runs, output_dir, start=start, heldout=heldout)
     return runs
 
 
-def _evaluate(trainer: RLTrainer, tasks: Sequence[Task], heldout: Heldout) -> float:
-    summary = trainer.evaluate(tasks, samples=heldout.samples, temperature=heldout.temperature)
-    return summary.success_rate
+def _evaluate(trainer: RLTrainer, tasks: Sequence[Task], heldout: Heldout) -> HeldoutScore:
+    _, rows = trainer.evaluate(tasks, samples=heldout.samples, temperature=heldout.temperature)
+    return HeldoutScore.from_rows(rows)
 
 
 def _score_key(
@@ -238,23 +290,30 @@ def _score_key(
     }
 
 
-def _cached_score(path: Path, key: dict[str, Any]) -> float | None:
+def _cached_score(path: Path, key: dict[str, Any]) -> HeldoutScore | None:
     """The score stored at ``path`` for exactly ``key`` (sampled scores are not re-drawn)."""
     if not path.is_file():
         return None
     cached = json.loads(path.read_text(encoding="utf-8"))
-    return float(cached["heldout_success"]) if cached.get("key") == key else None
+    if cached.get("key") != key:
+        return None
+    return HeldoutScore(success=cached["heldout_success"], per_task=cached.get("per_task"))
 
 
-def _save_score(path: Path, key: dict[str, Any], success: float) -> None:
+def _save_score(path: Path, key: dict[str, Any], score: HeldoutScore) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"key": key, "split": HELDOUT, "heldout_success": success}
+    payload = {
+        "key": key,
+        "split": HELDOUT,
+        "heldout_success": score.success,
+        "per_task": score.per_task,
+    }
     path.write_text(json.dumps(payload) + "\n", encoding="utf-8")
 
 
 def _start_heldout(
     base: RLConfig, output_dir: Path, tasks: Sequence[Task], heldout: Heldout
-) -> float:
+) -> HeldoutScore:
     """Held-out success of the starting policy (step 0), cached in ``start.json``.
 
     The same tasks and decoding as the final policies' evaluation, so before and after compare.
@@ -262,17 +321,17 @@ def _start_heldout(
     """
     key = _score_key(base, tasks, heldout, step=0)
     cache = output_dir / START_SCORE
-    success = _cached_score(cache, key)
-    if success is not None:
-        return success
+    score = _cached_score(cache, key)
+    if score is not None:
+        return score
     config = dataclasses.replace(base, output_dir=output_dir / "start", resume=False, steps=1)
     trainer = RLTrainer(config)
     try:
-        success = _evaluate(trainer, tasks, heldout)
+        score = _evaluate(trainer, tasks, heldout)
     finally:
         trainer.close()
-    _save_score(cache, key, success)
-    return success
+    _save_score(cache, key, score)
+    return score
 
 
 def _mean_std(values: Sequence[float]) -> str:
@@ -281,24 +340,32 @@ def _mean_std(values: Sequence[float]) -> str:
     return f"{statistics.fmean(values):.3f} ± {statistics.stdev(values):.3f}"
 
 
+def _paired_cell(group: Sequence[AblationRun], start: HeldoutScore | None) -> str:
+    scored = [run.heldout_per_task for run in group if run.heldout_success is not None]
+    paired = paired_difference(scored, start.per_task if start is not None else None)
+    return "-" if paired is None else f"{paired[0]:+.3f} ± {paired[1]:.3f}"
+
+
 def ablation_table(
     runs: Sequence[AblationRun],
     *,
-    start_heldout: float | None = None,
+    start: HeldoutScore | None = None,
     heldout: Heldout | None = None,
 ) -> str:
     """A markdown table: one row per estimator, mean ± std over seeds.
 
-    With ``start_heldout`` a first row gives the starting policy's held-out success; with
-    ``heldout`` a line under the table says how held-out success was measured.
+    With ``start`` a first row gives the starting policy's held-out success, and each
+    estimator's row its paired difference to it (:func:`paired_difference`, when per-task
+    rates were kept); with ``heldout`` a line under the table says how held-out success was
+    measured.
     """
     lines = [
         "| estimator | seeds | steps | episodes | final reward | final success "
-        "| held-out success | zero-var groups | wall s |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| held-out success | Δ held-out vs start | zero-var groups | wall s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    if start_heldout is not None:
-        lines.append(f"| start (no RL) | - | 0 | 0 | - | - | {start_heldout:.3f} | - | 0 |")
+    if start is not None:
+        lines.append(f"| start (no RL) | - | 0 | 0 | - | - | {start.success:.3f} | - | - | 0 |")
     for estimator in dict.fromkeys(run.estimator for run in runs):
         group = [run for run in runs if run.estimator == estimator]
         scores = [run.heldout_success for run in group if run.heldout_success is not None]
@@ -308,25 +375,28 @@ def ablation_table(
             f"| {_mean_std([run.final_reward for run in group])} "
             f"| {_mean_std([run.final_success for run in group])} "
             f"| {_mean_std(scores) if scores else '-'} "
+            f"| {_paired_cell(group, start)} "
             f"| {_mean_std([run.zero_variance_groups for run in group])} "
             f"| {sum(run.wall_s for run in group):.0f} |"
         )
     if heldout is not None:
         note = f"Held-out success: {heldout.describe()}."
-        if start_heldout is not None:
+        if start is not None:
             note += (
                 f" One score is the mean of {heldout.episodes} episodes: its binomial standard "
-                f"error at the start's rate is {heldout.standard_error(start_heldout):.3f}."
+                f"error at the start's rate is {heldout.standard_error(start.success):.3f}."
+                " Δ is the mean over tasks of (final − start) success ± its standard error"
+                " over the tasks (paired by task; seeds averaged per task)."
             )
         lines += ["", note]
     return "\n".join(lines) + "\n"
 
 
 def heldout_scores(
-    runs: Sequence[AblationRun], start_heldout: float | None = None
+    runs: Sequence[AblationRun], start: HeldoutScore | None = None
 ) -> dict[str, list[float]]:
     """Held-out success per bar of the plot: the start, then each estimator's seeds in order."""
-    scores = {"start": [start_heldout]} if start_heldout is not None else {}
+    scores = {"start": [start.success]} if start is not None else {}
     for estimator in dict.fromkeys(run.estimator for run in runs):
         values = [r.heldout_success for r in runs if r.estimator == estimator]
         if any(value is not None for value in values):
@@ -338,7 +408,7 @@ def plot_ablation(
     runs: Sequence[AblationRun],
     png_path: Path,
     *,
-    start_heldout: float | None = None,
+    start: HeldoutScore | None = None,
     heldout: Heldout | None = None,
 ) -> Path:
     """Trajectory reward and success per step for each estimator (mean over seeds, min-max band).
@@ -353,7 +423,7 @@ def plot_ablation(
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    bars = heldout_scores(runs, start_heldout)
+    bars = heldout_scores(runs, start)
     panels = len(_CURVES) + (1 if bars else 0)
     figure, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4))
     for axis, (key, title) in zip(axes, _CURVES, strict=False):
@@ -395,18 +465,19 @@ def write_ablation(
     runs: Sequence[AblationRun],
     output_dir: Path,
     *,
-    start_heldout: float | None = None,
+    start: HeldoutScore | None = None,
     heldout: Heldout | None = None,
 ) -> None:
     """Write ``ablation.json``, ``ablation.md`` and ``ablation.png`` to ``output_dir``."""
     output_dir.mkdir(parents=True, exist_ok=True)
-    table = ablation_table(runs, start_heldout=start_heldout, heldout=heldout)
+    table = ablation_table(runs, start=start, heldout=heldout)
     payload = {
         "runs": [run.model_dump() for run in runs],
-        "start_heldout_success": start_heldout,
+        "start_heldout_success": start.success if start is not None else None,
+        "start_heldout_per_task": start.per_task if start is not None else None,
         "heldout": heldout.model_dump() if heldout is not None else None,
         "table": table,
     }
     (output_dir / "ablation.json").write_text(json.dumps(payload, indent=2), encoding="utf-8")
     (output_dir / "ablation.md").write_text(table, encoding="utf-8")
-    plot_ablation(runs, output_dir / "ablation.png", start_heldout=start_heldout, heldout=heldout)
+    plot_ablation(runs, output_dir / "ablation.png", start=start, heldout=heldout)

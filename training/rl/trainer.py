@@ -39,6 +39,7 @@ from typing import Any
 import torch
 
 from mcp_servers.toolenv import Task, ToolEnv
+from mcp_servers.toolenv.evaluation import EpisodeMetrics
 from paraagent_runtime.agent import Agent, AgentConfig
 from paraagent_runtime.concurrency import map_in_order
 from paraagent_runtime.errors import ConfigError
@@ -461,16 +462,19 @@ class RLTrainer:
 
     def evaluate(
         self, tasks: Sequence[Task], *, samples: int = 1, temperature: float = 0.0
-    ) -> EvalSummary:
+    ) -> tuple[EvalSummary, list[EpisodeMetrics]]:
         """Success of the current policy on ``tasks``, each in its own ToolEnv world.
 
         Greedy by default; with a ``temperature`` every task runs ``samples`` times (see
         :func:`~training.evaluate.evaluate_policy`).
+
+        Returns:
+            The summary and one row per episode (in task order).
         """
         self.model.eval()
         self._loop.run_until_complete(self.engine.sync(self.rl_model, self.step))
         torch.manual_seed(self.config.seed)  # the start and the final policies sample alike
-        summary, _ = self._loop.run_until_complete(
+        return self._loop.run_until_complete(
             evaluate_policy(
                 self.engine.policy,
                 tasks,
@@ -482,7 +486,6 @@ class RLTrainer:
                 concurrency=min(len(tasks) * samples, _EVAL_CONCURRENCY) or 1,
             )
         )
-        return summary
 
     def close(self) -> None:
         """Release the rollout engine and close the event loop (no step can run afterwards)."""

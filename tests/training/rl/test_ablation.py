@@ -8,14 +8,17 @@ import pytest
 from PIL import Image
 
 from mcp_servers.toolenv import generate_tasks
+from mcp_servers.toolenv.evaluation import EpisodeMetrics
 from paraagent_runtime.errors import ConfigError
 from training.rl import RLConfig
 from training.rl.ablation import (
     AblationRun,
     Heldout,
+    HeldoutScore,
     _start_heldout,
     ablation_table,
     heldout_scores,
+    paired_difference,
     plot_ablation,
     run_ablation,
 )
@@ -89,15 +92,20 @@ def test_heldout_spec_rejects_bad_values(values: dict, match: str) -> None:
 def test_heldout_plot_has_the_start_then_each_estimator_with_its_seeds(tmp_path: Path) -> None:
     runs = [_run("grpo", 0, 0.2), _run("grpo", 1, 0.4), _run("multilevel", 0, 0.5)]
     runs = [run.model_copy(update={"heldout_success": run.final_reward}) for run in runs]
-    assert heldout_scores(runs, 0.3) == {"start": [0.3], "grpo": [0.2, 0.4], "multilevel": [0.5]}
+    start = HeldoutScore(success=0.3)
+    assert heldout_scores(runs, start) == {
+        "start": [0.3],
+        "grpo": [0.2, 0.4],
+        "multilevel": [0.5],
+    }
     assert heldout_scores(runs[:1]) == {"grpo": [0.2]}
     assert heldout_scores([_run("grpo", 0, 0.2)]) == {}
     # A seed without a score is left out of its bar; an estimator without any has no bar.
     partial = [runs[0], _run("grpo", 1, 0.4), _run("multilevel", 0, 0.5)]
-    assert heldout_scores(partial, 0.3) == {"start": [0.3], "grpo": [0.2]}
+    assert heldout_scores(partial, start) == {"start": [0.3], "grpo": [0.2]}
     spec = Heldout(tasks=12, samples=4, temperature=1.0)
     assert spec.episodes == 48 and spec.standard_error(0.25) == pytest.approx(0.0625)
-    png = plot_ablation(runs, tmp_path / "a.png", start_heldout=0.3, heldout=spec)
+    png = plot_ablation(runs, tmp_path / "a.png", start=start, heldout=spec)
     # Three panels (reward, success, held-out) are wider than the two without held-out scores.
     plain = plot_ablation([_run("grpo", 0, 0.2)], tmp_path / "b.png")
     assert Image.open(png).size[0] > Image.open(plain).size[0]
@@ -105,13 +113,53 @@ def test_heldout_plot_has_the_start_then_each_estimator_with_its_seeds(tmp_path:
 
 def test_table_says_how_heldout_success_was_measured() -> None:
     spec = Heldout(tasks=12, samples=4, temperature=1.0)
-    table = ablation_table([_run("grpo", 0, 0.2)], start_heldout=0.25, heldout=spec)
+    start = HeldoutScore(success=0.25)
+    table = ablation_table([_run("grpo", 0, 0.2)], start=start, heldout=spec)
     assert table.splitlines()[2].startswith("| start (no RL) | - | 0 | 0 | - | - | 0.250 |")
     assert "Held-out success: 12 test-seen tasks, 4 samples at T=1.0." in table
     # sqrt(0.25 * 0.75 / 48)
-    assert table.rstrip().endswith("binomial standard error at the start's rate is 0.062.")
+    assert "binomial standard error at the start's rate is 0.062." in table
     without_start = ablation_table([_run("grpo", 0, 0.2)], heldout=spec)
     assert without_start.rstrip().endswith("4 samples at T=1.0.")
+
+
+def _row(task_id: str, success: bool) -> EpisodeMetrics:
+    return EpisodeMetrics.model_validate(
+        {name: 0 for name in EpisodeMetrics.model_fields}
+        | {"task_id": task_id, "family": "f", "group": "G1", "mode": "paraact"}
+        | {"status": "answered", "success": success}
+    )
+
+
+def test_heldout_score_keeps_the_success_rate_of_each_task() -> None:
+    rows = [_row("a", True), _row("a", False), _row("b", True), _row("b", True)]
+    score = HeldoutScore.from_rows(rows)
+    assert score.success == 0.75 and score.per_task == {"a": 0.5, "b": 1.0}
+
+
+def test_paired_difference_is_the_mean_task_difference_with_its_standard_error() -> None:
+    start = {"a": 0.5, "b": 0.25, "c": 1.0}
+    final = {"a": 0.75, "b": 0.75, "c": 1.0}  # differences 0.25, 0.5, 0
+    mean, error = paired_difference([final], start) or (None, None)
+    assert mean == pytest.approx(0.25)
+    assert error == pytest.approx(0.25 / 3**0.5)  # stdev 0.25 over 3 tasks
+    # Two seeds: each task's final rate is their mean (0.5, 0.5, 1.0: differences 0, 0.25, 0).
+    other = {"a": 0.25, "b": 0.25, "c": 1.0}
+    assert paired_difference([final, other], start)[0] == pytest.approx(0.25 / 3)  # type: ignore[index]
+    for finals, begin in (([final], None), ([None], start), ([{"a": 1.0}], start), ([], start)):
+        assert paired_difference(finals, begin) is None
+    assert paired_difference([{"a": 1.0}], {"a": 0.0}) is None  # one task has no spread
+
+
+def test_table_gives_each_estimator_its_paired_difference_to_the_start() -> None:
+    start = HeldoutScore(success=0.5, per_task={"a": 0.5, "b": 0.5})
+    run = _run("grpo", 0, 0.2).model_copy(
+        update={"heldout_success": 0.75, "heldout_per_task": {"a": 1.0, "b": 0.5}}
+    )
+    table = ablation_table([run, _run("multilevel", 0, 0.3)], start=start)
+    grpo, multilevel = table.splitlines()[3:5]
+    assert "| 0.750 | +0.250 ± 0.250 |" in grpo
+    assert "| - | - |" in multilevel  # no held-out score, no difference
 
 
 @pytest.mark.slow
@@ -136,10 +184,18 @@ def test_ablation_runs_both_estimators_with_the_same_budget(
         assert (tmp_path / name).stat().st_size > 0
     written = json.loads((tmp_path / "ablation.json").read_text())
     assert len(written["runs"]) == 2
+    tasks_id = generate_tasks(
+        1, seed=base.task_seed, split="test-seen", families=["city_pair_facts"]
+    )[0].id
     # The starting policy is evaluated once on the same held-out tasks, before any update.
     start = json.loads((tmp_path / "start.json").read_text())
     assert len(start["key"]["tasks"]) == 1 and start["key"]["samples"] == 2
     assert written["start_heldout_success"] == start["heldout_success"]
+    # Scores keep each task's rate, so finals pair with the start task by task.
+    assert list(start["per_task"]) == start["key"]["tasks"]
+    assert all(
+        r.heldout_per_task is not None and r.heldout_per_task.keys() == {tasks_id} for r in runs
+    )
     assert written["heldout"] == heldout.model_dump()
     # Two sampled episodes of one task: the success rate is a multiple of 1/2.
     assert all((2 * r.heldout_success) % 1 == 0 for r in runs if r.heldout_success is not None)
@@ -148,9 +204,9 @@ def test_ablation_runs_both_estimators_with_the_same_budget(
     tasks = generate_tasks(1, seed=base.task_seed, split="test-seen", families=["city_pair_facts"])
     assert start["key"]["tasks"] == [tasks[0].id]
     (tmp_path / "start.json").write_text(json.dumps({**start, "heldout_success": 0.5}))
-    assert _start_heldout(base, tmp_path, tasks, heldout) == 0.5
+    assert _start_heldout(base, tmp_path, tasks, heldout).success == 0.5
     changed = dataclasses.replace(base, max_turns=base.max_turns + 1)
-    assert _start_heldout(changed, tmp_path, tasks, heldout) == start["heldout_success"]
+    assert _start_heldout(changed, tmp_path, tasks, heldout).success == start["heldout_success"]
     _start_heldout(base, tmp_path, tasks, Heldout(tasks=1))
     assert json.loads((tmp_path / "start.json").read_text())["key"]["temperature"] == 0.0
     # A finished run is read back: its sampled final score is cached, never re-drawn.
