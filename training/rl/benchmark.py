@@ -7,7 +7,13 @@ and one with the logits at trained positions only (``logits_to_keep``), and repo
 kept vs. full, and each precision against the first. The row mimics an agent episode: a long prompt
 (system prompt and tool list), then assistant turns separated by tool responses;
 ``--assistant-share`` sets the trained share. ``--lora`` trains a fresh LoRA adapter as
-``paraagent train rl`` does (peft keeps the adapter in float32 on a bfloat16 base).
+``paraagent train rl`` does (peft keeps the adapter in float32 on a bfloat16 base);
+``--adapter DIR`` trains a saved one instead.
+
+Speed is half of the choice; ``--episodes FILE`` (episodes written by ``paraagent train eval
+--trajectory``) adds fidelity: on each episode's last turn (its prompt and sampled tokens, real
+contexts rather than the random timing row) every precision's next-token distribution is compared
+with the first's (mean KL per sampled token) and scores the sampled tokens (mean NLL).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from training.algo import kept_logprobs, logit_positions, sequence_logprobs
 from .config import RLConfig
 from .model import fresh_adapter
 
-__all__ = ["DTYPES", "episode_mask", "table", "time_step"]
+__all__ = ["DTYPES", "episode_mask", "fidelity", "recorded_turns", "table", "time_step"]
 
 DTYPES = ("float32", "bfloat16", "float16")
 """Precisions the benchmark can compare."""
@@ -63,10 +69,63 @@ def time_step(
     return time.perf_counter() - started
 
 
-def _load(source: str | Path, dtype: str, lora: bool) -> torch.nn.Module:
+def recorded_turns(path: Path, limit: int) -> list[tuple[list[int], list[int]]]:
+    """(prompt ids, sampled ids) of the last turn of up to ``limit`` recorded episodes.
+
+    Raises:
+        ValueError: a line is not an episode with token ids (written without them).
+    """
+    turns = []
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if len(turns) == limit:
+                break
+            try:
+                last = json.loads(line)["turns"][-1]
+                prompt, sampled = list(last["prompt_token_ids"]), list(last["token_ids"])
+            except (ValueError, KeyError, IndexError, TypeError) as exc:
+                raise ValueError(f"{path}:{number}: not an episode with token ids") from exc
+            if prompt and sampled:
+                turns.append((prompt, sampled))
+    return turns
+
+
+def fidelity(
+    models: dict[str, torch.nn.Module], turns: list[tuple[list[int], list[int]]]
+) -> dict[str, dict[str, float]]:
+    """Per precision: mean KL(first precision || it) per sampled token, and the tokens' mean NLL.
+
+    The first model in ``models`` is the reference (its KL is 0).
+    """
+    kl: dict[str, list[float]] = {dtype: [] for dtype in models}
+    nll: dict[str, list[float]] = {dtype: [] for dtype in models}
+    with torch.inference_mode():
+        for prompt, sampled in turns:
+            ids = torch.tensor([prompt + sampled])
+            positions = torch.arange(len(prompt) - 1, len(prompt) - 1 + len(sampled))
+            reference = None
+            for dtype, model in models.items():
+                logits = model(input_ids=ids, use_cache=False).logits[0, positions].float()
+                logprobs = torch.log_softmax(logits, dim=-1)
+                if reference is None:
+                    reference = logprobs
+                divergence = (reference.exp() * (reference - logprobs)).sum(-1)
+                kl[dtype] += divergence.tolist()
+                nll[dtype] += (-logprobs[torch.arange(len(sampled)), sampled]).tolist()
+    return {
+        dtype: {"kl_vs_first": statistics.fmean(kl[dtype]), "nll": statistics.fmean(nll[dtype])}
+        for dtype in models
+    }
+
+
+def _load(source: str | Path, dtype: str, lora: bool, adapter: Path | None) -> torch.nn.Module:
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(source, dtype=getattr(torch, dtype))
+    if adapter is not None:
+        from peft import PeftModel
+
+        return PeftModel.from_pretrained(model, adapter, is_trainable=True).train()
     return (fresh_adapter(model, RLConfig()) if lora else model).train()
 
 
@@ -78,22 +137,24 @@ def table(report: dict[str, Any]) -> Table:
             f"row, {report['trained_tokens']} trained tokens, {report['threads']} threads"
         )
     )
-    for header in (
-        "dtype",
-        "all logits s",
-        "kept logits s",
-        "kept vs all",
-        "vs " + report["results"][0]["dtype"],
-    ):
+    first = report["results"][0]["dtype"]
+    faithful = "kl_vs_first" in report["results"][0]
+    headers = ["dtype", "all logits s", "kept logits s", "kept vs all", f"vs {first}"]
+    if faithful:
+        headers += [f"KL vs {first} / token", "NLL of sampled"]
+    for header in headers:
         result.add_column(header, justify="right")
     for row in report["results"]:
-        result.add_row(
+        cells = [
             row["dtype"],
             f"{row['full_logits_s']:.3f}",
             f"{row['kept_logits_s']:.3f}",
             f"{row['kept_speedup']:.2f}x",
             f"{row['speedup_vs_first']:.2f}x",
-        )
+        ]
+        if faithful:
+            cells += [f"{row['kl_vs_first']:.5f}", f"{row['nll']:.4f}"]
+        result.add_row(*cells)
     return result
 
 
@@ -109,6 +170,11 @@ def main() -> None:
         "--dtypes", default="float32,bfloat16", help=f"comma-separated, of {', '.join(DTYPES)}"
     )
     parser.add_argument("--lora", action="store_true", help="train a fresh LoRA adapter")
+    parser.add_argument("--adapter", type=Path, help="train this saved LoRA adapter instead")
+    parser.add_argument(
+        "--episodes", type=Path, help="episodes JSONL (train eval --trajectory): add fidelity"
+    )
+    parser.add_argument("--max-episodes", type=int, default=16)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     if args.model == "tiny":
@@ -125,7 +191,15 @@ def main() -> None:
     unknown = sorted(set(dtypes) - set(DTYPES)) or ([] if dtypes else ["(none)"])
     if unknown:
         parser.error(f"--dtypes: unknown {', '.join(unknown)}; use {', '.join(DTYPES)}")
-    models = {dtype: _load(source, dtype, args.lora) for dtype in dtypes}
+    turns = []
+    if args.episodes is not None:
+        try:
+            turns = recorded_turns(args.episodes, args.max_episodes)
+        except (OSError, ValueError) as exc:
+            parser.error(f"--episodes: {exc}")
+        if not turns:
+            parser.error(f"--episodes: {args.episodes} has no turn with token ids")
+    models = {dtype: _load(source, dtype, args.lora, args.adapter) for dtype in dtypes}
     vocab = next(iter(models.values())).config.vocab_size
     ids = torch.randint(0, vocab, (1, args.length), generator=torch.Generator().manual_seed(0))
     mask = episode_mask(args.length, args.assistant_share)
@@ -137,6 +211,7 @@ def main() -> None:
             timings[dtype]["full"].append(time_step(model, ids, mask, kept=False))
             timings[dtype]["kept"].append(time_step(model, ids, mask, kept=True))
     first_kept = statistics.median(timings[dtypes[0]]["kept"])
+    faithful = fidelity(models, turns) if turns else {}
     results = []
     for dtype in dtypes:
         full, kept = (statistics.median(timings[dtype][k]) for k in ("full", "kept"))
@@ -148,10 +223,13 @@ def main() -> None:
                 "kept_speedup": round(full / kept, 2),
                 "speedup_vs_first": round(first_kept / kept, 2),
             }
+            | faithful.get(dtype, {})
         )
     report = {
         "model": str(args.model),
-        "lora": args.lora,
+        "lora": args.lora or args.adapter is not None,
+        "adapter": str(args.adapter) if args.adapter is not None else None,
+        "episodes": len(turns),
         "length": args.length,
         "threads": args.threads,
         "trained_tokens": int(mask.sum()),

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -31,3 +32,43 @@ def test_update_benchmark_rejects_an_unknown_precision(
         benchmark.main()
     assert exit_info.value.code == 2
     assert "unknown fp8" in capsys.readouterr().err
+
+
+def _episode(prompt: list[int], sampled: list[int]) -> str:
+    turn = {"prompt_token_ids": prompt, "token_ids": sampled}
+    return json.dumps({"turns": [{"prompt_token_ids": [1], "token_ids": [2]}, turn]})
+
+
+def test_update_benchmark_measures_each_precision_against_the_first_on_recorded_turns(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    episodes = tmp_path / "episodes.jsonl"
+    lines = [_episode([5, 6, 7, 8], [9, 10, 11]), _episode([3] * 6, [4, 4]), _episode([1], [])]
+    episodes.write_text("\n".join(lines) + "\n")
+    argv = ["benchmark", "--length", "64", "--repeats", "1", "--threads", "1"]
+    monkeypatch.setattr(sys, "argv", [*argv, "--episodes", str(episodes)])
+    benchmark.main()
+    out = capsys.readouterr().out
+    report = json.loads(out.splitlines()[0])
+    # The last turn of each episode that sampled something: the third has no sampled token.
+    assert report["episodes"] == 2
+    assert benchmark.recorded_turns(episodes, 1) == [([5, 6, 7, 8], [9, 10, 11])]
+    float32, bfloat16 = report["results"]
+    assert float32["kl_vs_first"] == 0.0
+    # bf16 rounding moves the distribution of a random-init model a little (KL ≥ 0 up to float
+    # error), so the sampled tokens score differently, though close.
+    assert -1e-6 < bfloat16["kl_vs_first"] < 0.05
+    assert float32["nll"] > 0 and 0 < abs(bfloat16["nll"] - float32["nll"]) < 0.1
+    assert f"{float32['nll']:.4f}" in out.split("\n", 1)[1]  # the table shows fidelity too
+
+
+def test_update_benchmark_rejects_episodes_without_token_ids(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    episodes = tmp_path / "episodes.jsonl"
+    episodes.write_text(json.dumps({"turns": [{"text": "no ids"}]}) + "\n")
+    monkeypatch.setattr(sys, "argv", ["benchmark", "--episodes", str(episodes)])
+    with pytest.raises(SystemExit) as exit_info:
+        benchmark.main()
+    assert exit_info.value.code == 2
+    assert "episodes.jsonl:1: not an episode with token ids" in capsys.readouterr().err
