@@ -33,7 +33,7 @@ from rich.table import Table
 from training.algo import kept_logprobs, logit_positions, sequence_logprobs
 
 from .config import RLConfig
-from .model import fresh_adapter
+from .model import fresh_adapter, quiet_peft, without_dropout
 
 __all__ = ["DTYPES", "episode_mask", "fidelity", "recorded_turns", "table", "time_step"]
 
@@ -125,8 +125,12 @@ def _load(source: str | Path, dtype: str, lora: bool, adapter: Path | None) -> t
     if adapter is not None:
         from peft import PeftModel
 
-        return PeftModel.from_pretrained(model, adapter, is_trainable=True).train()
-    return (fresh_adapter(model, RLConfig()) if lora else model).train()
+        with quiet_peft():
+            model = PeftModel.from_pretrained(model, adapter, is_trainable=True)
+    elif lora:
+        model = fresh_adapter(model, RLConfig())
+    without_dropout(model)  # as RL trains (a saved adapter may carry LoRA dropout)
+    return model.train()
 
 
 def table(report: dict[str, Any]) -> Table:

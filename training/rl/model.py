@@ -28,7 +28,14 @@ from paraagent_runtime.policy.transformers_local import TransformersPolicy
 if TYPE_CHECKING:
     from .config import RLConfig
 
-__all__ = ["REFERENCE_ADAPTER", "RLModel", "fresh_adapter", "load_rl_model"]
+__all__ = [
+    "REFERENCE_ADAPTER",
+    "RLModel",
+    "fresh_adapter",
+    "load_rl_model",
+    "quiet_peft",
+    "without_dropout",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +129,19 @@ class RLModel:
         self.policy.tokenizer.save_pretrained(directory)
 
 
-def _without_dropout(module: torch.nn.Module) -> None:
+@contextlib.contextmanager
+def quiet_peft() -> Iterator[None]:
+    """Silence the FutureWarning peft raises by reading transformers' `is_gradient_checkpointing`.
+
+    Not ours to fix, and it would fail runs that treat warnings as errors.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        yield
+
+
+def without_dropout(module: torch.nn.Module) -> None:
+    """Set every dropout of ``module`` to 0 (RL's ratios compare deterministic passes)."""
     for layer in module.modules():
         if isinstance(layer, torch.nn.Dropout):
             layer.p = 0.0
@@ -151,9 +170,7 @@ def fresh_adapter(model: torch.nn.Module, config: RLConfig) -> torch.nn.Module:
         target_modules=list(config.lora_target_modules),
         task_type="CAUSAL_LM",
     )
-    with warnings.catch_warnings():
-        # peft reads transformers' deprecated `is_gradient_checkpointing` (a FutureWarning).
-        warnings.simplefilter("ignore", FutureWarning)
+    with quiet_peft():
         return get_peft_model(model, lora)  # type: ignore[arg-type]
 
 
@@ -184,7 +201,7 @@ def load_rl_model(config: RLConfig, *, checkpoint: Path | None = None) -> RLMode
     if not config.lora:
         start = policy(str(checkpoint) if checkpoint is not None else config.model)
         module = start.model
-        _without_dropout(module)
+        without_dropout(module)
         if config.kl_coef == 0:
             return RLModel(start, module, reference="none")
         frozen = copy.deepcopy(module) if checkpoint is None else policy(config.model).model
@@ -193,9 +210,7 @@ def load_rl_model(config: RLConfig, *, checkpoint: Path | None = None) -> RLMode
     _require_peft()
     adapter = checkpoint if checkpoint is not None else config.adapter
     start = policy(config.model, adapter)
-    with warnings.catch_warnings():
-        # peft reads transformers' deprecated `is_gradient_checkpointing` (a FutureWarning).
-        warnings.simplefilter("ignore", FutureWarning)
+    with quiet_peft():
         if adapter is None:
             module = fresh_adapter(start.model, config)
         else:
@@ -209,7 +224,7 @@ def load_rl_model(config: RLConfig, *, checkpoint: Path | None = None) -> RLMode
                     config.adapter, adapter_name=REFERENCE_ADAPTER, is_trainable=False
                 )
                 reference = "adapter"
-    _without_dropout(module)
+    without_dropout(module)
     trainable = sum(p.numel() for p in module.parameters() if p.requires_grad)
     if trainable == 0:
         raise ConfigError(f"the LoRA adapter {adapter} has no trainable parameter")

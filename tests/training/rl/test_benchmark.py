@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from training.rl import benchmark
 
@@ -72,3 +73,21 @@ def test_update_benchmark_rejects_episodes_without_token_ids(
         benchmark.main()
     assert exit_info.value.code == 2
     assert "episodes.jsonl:1: not an episode with token ids" in capsys.readouterr().err
+
+
+def test_a_saved_adapter_trains_without_its_dropout_as_rl_does(tmp_path: Path) -> None:
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from paraagent_runtime.policy.tiny import build_tiny_model
+    from training.rl.model import quiet_peft
+
+    source = build_tiny_model(tmp_path / "tiny")
+    lora = LoraConfig(r=2, lora_dropout=0.3, target_modules=["q_proj"], task_type="CAUSAL_LM")
+    with quiet_peft():
+        adapted = get_peft_model(AutoModelForCausalLM.from_pretrained(source), lora)
+    adapted.save_pretrained(tmp_path / "adapter")
+    model = benchmark._load(source, "float32", False, tmp_path / "adapter")
+    dropouts = [m for m in model.modules() if isinstance(m, torch.nn.Dropout)]
+    assert dropouts and all(m.p == 0 for m in dropouts) and model.training
+    assert any(p.requires_grad for p in model.parameters())
