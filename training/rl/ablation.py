@@ -52,6 +52,7 @@ DEFAULT_ESTIMATORS = ("grpo", "multilevel")
 HELDOUT = "test-seen"
 START_SCORE = "start.json"
 FINAL_SCORE = "heldout.json"
+EPISODES = "heldout.jsonl"
 _CURVES = (("reward/trajectory_mean", "trajectory reward"), ("success", "success (train rollouts)"))
 
 
@@ -103,10 +104,12 @@ class HeldoutScore(BaseModel):
     Attributes:
         success: Success over every episode.
         per_task: Success rate per task id (``None`` in a score cached before it was kept).
+        format_errors: Mean turns with a format error per episode (``None`` likewise).
     """
 
     success: float
     per_task: dict[str, float] | None = None
+    format_errors: float | None = None
 
     @classmethod
     def from_rows(cls, rows: Sequence[EpisodeMetrics]) -> HeldoutScore:
@@ -117,6 +120,7 @@ class HeldoutScore(BaseModel):
         return cls(
             success=statistics.fmean(row.success for row in rows) if rows else 0.0,
             per_task={task: statistics.fmean(values) for task, values in by_task.items()},
+            format_errors=statistics.fmean(row.format_error_turns for row in rows) if rows else 0.0,
         )
 
 
@@ -156,6 +160,7 @@ class AblationRun(BaseModel):
         wall_s: Sum of step times.
         heldout_success: Success on the held-out tasks (``None`` when not evaluated).
         heldout_per_task: Held-out success per task id (``None`` when not kept).
+        heldout_format_errors: Held-out turns with a format error per episode (likewise).
         curves: Per-step values of the plotted metrics.
     """
 
@@ -169,6 +174,7 @@ class AblationRun(BaseModel):
     wall_s: float
     heldout_success: float | None = None
     heldout_per_task: dict[str, float] | None = None
+    heldout_format_errors: float | None = None
     curves: dict[str, list[float]]
 
 
@@ -195,6 +201,7 @@ def _summarize(
         wall_s=sum(r["step_time_s"] for r in rows),
         heldout_success=heldout.success if heldout is not None else None,
         heldout_per_task=heldout.per_task if heldout is not None else None,
+        heldout_format_errors=heldout.format_errors if heldout is not None else None,
         curves={key: [float(r[key]) for r in rows] for key, _ in _CURVES},
     )
 
@@ -269,7 +276,13 @@ def run_ablation(
 
 
 def _evaluate(trainer: RLTrainer, tasks: Sequence[Task], heldout: Heldout) -> HeldoutScore:
-    _, rows = trainer.evaluate(tasks, samples=heldout.samples, temperature=heldout.temperature)
+    """Score the trainer's policy; its episodes go to ``heldout.jsonl`` in its output folder."""
+    _, rows = trainer.evaluate(
+        tasks,
+        samples=heldout.samples,
+        temperature=heldout.temperature,
+        episodes=trainer.output_dir / EPISODES,
+    )
     return HeldoutScore.from_rows(rows)
 
 
@@ -297,7 +310,11 @@ def _cached_score(path: Path, key: dict[str, Any]) -> HeldoutScore | None:
     cached = json.loads(path.read_text(encoding="utf-8"))
     if cached.get("key") != key:
         return None
-    return HeldoutScore(success=cached["heldout_success"], per_task=cached.get("per_task"))
+    return HeldoutScore(
+        success=cached["heldout_success"],
+        per_task=cached.get("per_task"),
+        format_errors=cached.get("format_errors"),
+    )
 
 
 def _save_score(path: Path, key: dict[str, Any], score: HeldoutScore) -> None:
@@ -307,6 +324,7 @@ def _save_score(path: Path, key: dict[str, Any], score: HeldoutScore) -> None:
         "split": HELDOUT,
         "heldout_success": score.success,
         "per_task": score.per_task,
+        "format_errors": score.format_errors,
     }
     path.write_text(json.dumps(payload) + "\n", encoding="utf-8")
 
@@ -361,14 +379,19 @@ def ablation_table(
     """
     lines = [
         "| estimator | seeds | steps | episodes | final reward | final success "
-        "| held-out success | Δ held-out vs start | zero-var groups | wall s |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| held-out success | Δ held-out vs start | held-out format errors "
+        "| zero-var groups | wall s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     if start is not None:
-        lines.append(f"| start (no RL) | - | 0 | 0 | - | - | {start.success:.3f} | - | - | 0 |")
+        errors = "-" if start.format_errors is None else f"{start.format_errors:.3f}"
+        lines.append(
+            f"| start (no RL) | - | 0 | 0 | - | - | {start.success:.3f} | - | {errors} | - | 0 |"
+        )
     for estimator in dict.fromkeys(run.estimator for run in runs):
         group = [run for run in runs if run.estimator == estimator]
         scores = [run.heldout_success for run in group if run.heldout_success is not None]
+        errors = [r.heldout_format_errors for r in group if r.heldout_format_errors is not None]
         lines.append(
             f"| {estimator} | {','.join(str(run.seed) for run in group)} "
             f"| {group[0].steps} | {sum(run.episodes for run in group)} "
@@ -376,6 +399,7 @@ def ablation_table(
             f"| {_mean_std([run.final_success for run in group])} "
             f"| {_mean_std(scores) if scores else '-'} "
             f"| {_paired_cell(group, start)} "
+            f"| {_mean_std(errors) if errors else '-'} "
             f"| {_mean_std([run.zero_variance_groups for run in group])} "
             f"| {sum(run.wall_s for run in group):.0f} |"
         )
@@ -388,6 +412,7 @@ def ablation_table(
                 " Δ is the mean over tasks of (final − start) success ± its standard error"
                 " over the tasks (paired by task; seeds averaged per task)."
             )
+        note += " Format errors: turns with one, per held-out episode."
         lines += ["", note]
     return "\n".join(lines) + "\n"
 

@@ -33,6 +33,7 @@ import shutil
 import statistics
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,7 @@ from paraagent_runtime.concurrency import map_in_order
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.policy.base import Policy, SamplingParams
 from paraagent_runtime.toolspace import Toolspace
-from paraagent_runtime.trajectory import Episode
+from paraagent_runtime.trajectory import Episode, TrajectoryWriter
 from training.algo import (
     EpisodeRewards,
     TokenBatch,
@@ -461,12 +462,18 @@ class RLTrainer:
         return history
 
     def evaluate(
-        self, tasks: Sequence[Task], *, samples: int = 1, temperature: float = 0.0
+        self,
+        tasks: Sequence[Task],
+        *,
+        samples: int = 1,
+        temperature: float = 0.0,
+        episodes: Path | None = None,
     ) -> tuple[EvalSummary, list[EpisodeMetrics]]:
         """Success of the current policy on ``tasks``, each in its own ToolEnv world.
 
         Greedy by default; with a ``temperature`` every task runs ``samples`` times (see
-        :func:`~training.evaluate.evaluate_policy`).
+        :func:`~training.evaluate.evaluate_policy`). With ``episodes`` the evaluated episodes
+        (token ids and log-probs included) replace that JSONL file's content.
 
         Returns:
             The summary and one row per episode (in task order).
@@ -474,18 +481,22 @@ class RLTrainer:
         self.model.eval()
         self._loop.run_until_complete(self.engine.sync(self.rl_model, self.step))
         torch.manual_seed(self.config.seed)  # the start and the final policies sample alike
-        return self._loop.run_until_complete(
-            evaluate_policy(
-                self.engine.policy,
-                tasks,
-                model=f"rl-step-{self.step}",
-                max_turns=self.config.max_turns,
-                max_tokens=self.config.max_new_tokens,
-                temperature=temperature,
-                samples=samples,
-                concurrency=min(len(tasks) * samples, _EVAL_CONCURRENCY) or 1,
+        if episodes is not None:
+            episodes.unlink(missing_ok=True)  # the writer appends; a rerun must not add to it
+        with TrajectoryWriter(episodes) if episodes is not None else nullcontext() as writer:
+            return self._loop.run_until_complete(
+                evaluate_policy(
+                    self.engine.policy,
+                    tasks,
+                    model=f"rl-step-{self.step}",
+                    max_turns=self.config.max_turns,
+                    max_tokens=self.config.max_new_tokens,
+                    temperature=temperature,
+                    samples=samples,
+                    trajectory=writer,
+                    concurrency=min(len(tasks) * samples, _EVAL_CONCURRENCY) or 1,
+                )
             )
-        )
 
     def close(self) -> None:
         """Release the rollout engine and close the event loop (no step can run afterwards)."""

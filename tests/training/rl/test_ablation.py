@@ -120,7 +120,7 @@ def test_table_says_how_heldout_success_was_measured() -> None:
     # sqrt(0.25 * 0.75 / 48)
     assert "binomial standard error at the start's rate is 0.062." in table
     without_start = ablation_table([_run("grpo", 0, 0.2)], heldout=spec)
-    assert without_start.rstrip().endswith("4 samples at T=1.0.")
+    assert "4 samples at T=1.0. Format errors:" in without_start
 
 
 def _row(task_id: str, success: bool) -> EpisodeMetrics:
@@ -133,8 +133,10 @@ def _row(task_id: str, success: bool) -> EpisodeMetrics:
 
 def test_heldout_score_keeps_the_success_rate_of_each_task() -> None:
     rows = [_row("a", True), _row("a", False), _row("b", True), _row("b", True)]
+    rows[1] = rows[1].model_copy(update={"format_error_turns": 2})
     score = HeldoutScore.from_rows(rows)
     assert score.success == 0.75 and score.per_task == {"a": 0.5, "b": 1.0}
+    assert score.format_errors == 0.5
 
 
 def test_paired_difference_is_the_mean_task_difference_with_its_standard_error() -> None:
@@ -152,14 +154,14 @@ def test_paired_difference_is_the_mean_task_difference_with_its_standard_error()
 
 
 def test_table_gives_each_estimator_its_paired_difference_to_the_start() -> None:
-    start = HeldoutScore(success=0.5, per_task={"a": 0.5, "b": 0.5})
-    run = _run("grpo", 0, 0.2).model_copy(
-        update={"heldout_success": 0.75, "heldout_per_task": {"a": 1.0, "b": 0.5}}
-    )
+    start = HeldoutScore(success=0.5, per_task={"a": 0.5, "b": 0.5}, format_errors=0.25)
+    update = {"heldout_success": 0.75, "heldout_per_task": {"a": 1.0, "b": 0.5}}
+    run = _run("grpo", 0, 0.2).model_copy(update=update | {"heldout_format_errors": 1.5})
     table = ablation_table([run, _run("multilevel", 0, 0.3)], start=start)
-    grpo, multilevel = table.splitlines()[3:5]
-    assert "| 0.750 | +0.250 ± 0.250 |" in grpo
-    assert "| - | - |" in multilevel  # no held-out score, no difference
+    start_row, grpo, multilevel = table.splitlines()[2:5]
+    assert "| 0.500 | - | 0.250 |" in start_row
+    assert "| 0.750 | +0.250 ± 0.250 | 1.500 |" in grpo
+    assert "| - | - | - |" in multilevel  # no held-out score, no difference, no errors
 
 
 @pytest.mark.slow
@@ -196,6 +198,10 @@ def test_ablation_runs_both_estimators_with_the_same_budget(
     assert all(
         r.heldout_per_task is not None and r.heldout_per_task.keys() == {tasks_id} for r in runs
     )
+    # Every evaluation keeps its episodes (token ids included) beside its score.
+    for folder in ("start", "grpo-seed0", "multilevel-seed0"):
+        lines = (tmp_path / folder / "heldout.jsonl").read_text().splitlines()
+        assert len(lines) == 2 and all(json.loads(line)["turns"][0]["token_ids"] for line in lines)
     assert written["heldout"] == heldout.model_dump()
     # Two sampled episodes of one task: the success rate is a multiple of 1/2.
     assert all((2 * r.heldout_success) % 1 == 0 for r in runs if r.heldout_success is not None)
