@@ -67,6 +67,10 @@ class RewardConfig:
             gold DAG (scaled by the share of nodes newly satisfied in this turn).
         step_parallel_bonus (`float`, defaults to `0.3`): execute step bonus for satisfying as many
             gold nodes in one turn as the DAG's widest level allows.
+        step_premature (`float`, defaults to `0.0`): execute step penalty per call made before its
+            inputs exist: it names the tool of unsatisfied gold nodes none of whose dependencies
+            were all satisfied when the turn began, and satisfies none itself (a guessed chained
+            call runs, so it counts as valid otherwise). Off by default, as in the paper.
         phase_recall (`float`, defaults to `1.0`): explore phase weight of the gold-tool recall the
             segment adds.
         phase_used_share (`float`, defaults to `0.5`): explore phase weight of the share of tools
@@ -98,6 +102,9 @@ class RewardConfig:
     )
     step_gold_call: float = option(1.0, help="Execute step: weight of gold nodes newly satisfied.")
     step_parallel_bonus: float = option(0.3, help="Execute step: bonus for useful parallel width.")
+    step_premature: float = option(
+        0.0, help="Execute step: penalty per call made before its gold inputs exist."
+    )
     phase_recall: float = option(
         1.0, help="Explore phase: weight of the gold recall the segment adds."
     )
@@ -316,6 +323,7 @@ class _TurnFacts:
     n_calls: int
     n_ok: int
     satisfied: list[str]
+    premature: int = 0
 
 
 class _Scorer:
@@ -336,6 +344,7 @@ class _Scorer:
         kind = _turn_kind(turn)
         facts = _TurnFacts(kind, set(), [], [], 0, len(turn.calls), 0, [])
         results = {result.call_id: result for result in turn.results}
+        waiting = self._waiting_names()
         for call in turn.calls:
             key = call.dedup_key()
             if key in self.seen_calls:
@@ -343,6 +352,7 @@ class _Scorer:
             self.seen_calls.add(key)
             result = results.get(call.id)
             if result is None or not result.ok:
+                facts.premature += call.name in waiting
                 continue
             facts.n_ok += 1
             if call.name in META_TOOLS:
@@ -359,10 +369,22 @@ class _Scorer:
                 self.satisfied.add(node.id)
                 self.observed[node.id] = result.content
                 facts.satisfied.append(node.id)
+            else:
+                facts.premature += call.name in waiting
         if call_names := [call.name for call in turn.calls if call.name not in META_TOOLS]:
             # Calling a gold tool directly (it was preloaded or known) also counts as surfacing it.
             self.surfaced |= set(call_names) & self.gold_names
         return facts
+
+    def _waiting_names(self) -> set[str]:
+        """Tools whose every unsatisfied gold node still waits for a dependency's output."""
+        open_nodes = [node for node in self.nodes if node.id not in self.satisfied]
+        ready = {
+            self.node_names[node.id]
+            for node in open_nodes
+            if all(dependency in self.satisfied for dependency in node.depends_on)
+        }
+        return {self.node_names[node.id] for node in open_nodes} - ready
 
     def _match(self, name: str, arguments: dict[str, Any]) -> GoldCall | None:
         for node in self.nodes:
@@ -391,10 +413,12 @@ def _step_reward(index: int, facts: _TurnFacts, valid: bool, scorer: _Scorer) ->
             (len(facts.satisfied) - 1) / (width - 1) if width > 1 and facts.satisfied else 0.0
         )
         components["parallel"] = min(max(components["parallel"], 0.0), 1.0)
+        components["premature"] = float(facts.premature)
         value += (
             config.step_valid_call * components["valid_calls"]
             + config.step_gold_call * components["gold_calls"]
             + config.step_parallel_bonus * components["parallel"]
+            - config.step_premature * components["premature"]
         )
     return StepReward(turn=index, kind=facts.kind, value=value, components=components)
 

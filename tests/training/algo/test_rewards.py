@@ -63,6 +63,29 @@ async def test_parallel_width_bonus_and_ndcg() -> None:
     assert rewards.phases[0].components["used_share"] == pytest.approx(0.5)
 
 
+async def test_a_chained_call_made_before_its_input_exists_is_premature() -> None:
+    flight = task("flight_arrival_weather")
+    number = flight.calls[0].arguments["flight_number"]
+    weather = call("weather__get_current_weather", city="Atlantis City")  # a guessed arrival city
+    episode = await run(
+        flight,
+        [
+            explore(
+                call("search_tools", query="flight by number", top_k=3),
+                call("search_tools", query="current weather in a city", top_k=3),
+            ),
+            execute(call("aviation__get_flight", flight_number=number), weather),
+            execute(weather),  # the flight is known now: wrong, but no longer premature
+        ],
+    )
+    plain = score_episode(episode, flight)
+    penalized = score_episode(episode, flight, RewardConfig(step_premature=0.3))
+    assert [s.components["premature"] for s in penalized.steps[1:]] == [1.0, 0.0]
+    assert plain.steps[1].components["premature"] == 1.0  # counted, weighted 0 by default
+    assert penalized.steps[1].value == pytest.approx(plain.steps[1].value - 0.3)
+    assert penalized.steps[2].value == pytest.approx(plain.steps[2].value)
+
+
 async def test_duplicates_wrong_arguments_and_wrong_answer() -> None:
     weather = task("multi_city_weather")
     search = call("search_tools", query="current weather", top_k=1)
