@@ -158,9 +158,7 @@ class AblationRun(BaseModel):
         final_success: Mean rollout success over the last ``window`` steps.
         zero_variance_groups: Mean share of zero-variance groups over all steps.
         wall_s: Sum of step times.
-        heldout_success: Success on the held-out tasks (``None`` when not evaluated).
-        heldout_per_task: Held-out success per task id (``None`` when not kept).
-        heldout_format_errors: Held-out turns with a format error per episode (likewise).
+        heldout: The final policy's held-out score (``None`` when not evaluated).
         curves: Per-step values of the plotted metrics.
     """
 
@@ -172,9 +170,7 @@ class AblationRun(BaseModel):
     final_success: float
     zero_variance_groups: float
     wall_s: float
-    heldout_success: float | None = None
-    heldout_per_task: dict[str, float] | None = None
-    heldout_format_errors: float | None = None
+    heldout: HeldoutScore | None = None
     curves: dict[str, list[float]]
 
 
@@ -199,9 +195,7 @@ def _summarize(
         final_success=statistics.fmean(r["success"] for r in tail),
         zero_variance_groups=statistics.fmean(r["zero_variance_groups"] for r in rows),
         wall_s=sum(r["step_time_s"] for r in rows),
-        heldout_success=heldout.success if heldout is not None else None,
-        heldout_per_task=heldout.per_task if heldout is not None else None,
-        heldout_format_errors=heldout.format_errors if heldout is not None else None,
+        heldout=heldout,
         curves={key: [float(r[key]) for r in rows] for key, _ in _CURVES},
     )
 
@@ -359,7 +353,7 @@ def _mean_std(values: Sequence[float]) -> str:
 
 
 def _paired_cell(group: Sequence[AblationRun], start: HeldoutScore | None) -> str:
-    scored = [run.heldout_per_task for run in group if run.heldout_success is not None]
+    scored = [run.heldout.per_task for run in group if run.heldout is not None]
     paired = paired_difference(scored, start.per_task if start is not None else None)
     return "-" if paired is None else f"{paired[0]:+.3f} ± {paired[1]:.3f}"
 
@@ -390,8 +384,9 @@ def ablation_table(
         )
     for estimator in dict.fromkeys(run.estimator for run in runs):
         group = [run for run in runs if run.estimator == estimator]
-        scores = [run.heldout_success for run in group if run.heldout_success is not None]
-        errors = [r.heldout_format_errors for r in group if r.heldout_format_errors is not None]
+        scored = [run.heldout for run in group if run.heldout is not None]
+        scores = [score.success for score in scored]
+        errors = [score.format_errors for score in scored if score.format_errors is not None]
         lines.append(
             f"| {estimator} | {','.join(str(run.seed) for run in group)} "
             f"| {group[0].steps} | {sum(run.episodes for run in group)} "
@@ -423,9 +418,10 @@ def heldout_scores(
     """Held-out success per bar of the plot: the start, then each estimator's seeds in order."""
     scores = {"start": [start.success]} if start is not None else {}
     for estimator in dict.fromkeys(run.estimator for run in runs):
-        values = [r.heldout_success for r in runs if r.estimator == estimator]
-        if any(value is not None for value in values):
-            scores[estimator] = [value for value in values if value is not None]
+        group = [r.heldout for r in runs if r.estimator == estimator and r.heldout is not None]
+        values = [score.success for score in group]
+        if values:
+            scores[estimator] = values
     return scores
 
 

@@ -196,6 +196,8 @@ def main() -> None:
     if unknown:
         parser.error(f"--dtypes: unknown {', '.join(unknown)}; use {', '.join(DTYPES)}")
     turns = []
+    if args.max_episodes < 1:
+        parser.error(f"--max-episodes: need >= 1, got {args.max_episodes}")
     if args.episodes is not None:
         try:
             turns = recorded_turns(args.episodes, args.max_episodes)

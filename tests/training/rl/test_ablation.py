@@ -91,7 +91,9 @@ def test_heldout_spec_rejects_bad_values(values: dict, match: str) -> None:
 
 def test_heldout_plot_has_the_start_then_each_estimator_with_its_seeds(tmp_path: Path) -> None:
     runs = [_run("grpo", 0, 0.2), _run("grpo", 1, 0.4), _run("multilevel", 0, 0.5)]
-    runs = [run.model_copy(update={"heldout_success": run.final_reward}) for run in runs]
+    runs = [
+        run.model_copy(update={"heldout": HeldoutScore(success=run.final_reward)}) for run in runs
+    ]
     start = HeldoutScore(success=0.3)
     assert heldout_scores(runs, start) == {
         "start": [0.3],
@@ -155,8 +157,8 @@ def test_paired_difference_is_the_mean_task_difference_with_its_standard_error()
 
 def test_table_gives_each_estimator_its_paired_difference_to_the_start() -> None:
     start = HeldoutScore(success=0.5, per_task={"a": 0.5, "b": 0.5}, format_errors=0.25)
-    update = {"heldout_success": 0.75, "heldout_per_task": {"a": 1.0, "b": 0.5}}
-    run = _run("grpo", 0, 0.2).model_copy(update=update | {"heldout_format_errors": 1.5})
+    final = HeldoutScore(success=0.75, per_task={"a": 1.0, "b": 0.5}, format_errors=1.5)
+    run = _run("grpo", 0, 0.2).model_copy(update={"heldout": final})
     table = ablation_table([run, _run("multilevel", 0, 0.3)], start=start)
     start_row, grpo, multilevel = table.splitlines()[2:5]
     assert "| 0.500 | - | 0.250 |" in start_row
@@ -181,7 +183,7 @@ def test_ablation_runs_both_estimators_with_the_same_budget(
     runs = run_ablation(base, output_dir=tmp_path, seeds=(0,), window=2, heldout=heldout)
     assert [r.estimator for r in runs] == ["grpo", "multilevel"]
     assert {r.episodes for r in runs} == {2 * base.tasks_per_step * base.group_size}
-    assert all(r.heldout_success is not None and len(r.curves["success"]) == 2 for r in runs)
+    assert all(r.heldout is not None and len(r.curves["success"]) == 2 for r in runs)
     for name in ("ablation.json", "ablation.md", "ablation.png"):
         assert (tmp_path / name).stat().st_size > 0
     written = json.loads((tmp_path / "ablation.json").read_text())
@@ -196,7 +198,7 @@ def test_ablation_runs_both_estimators_with_the_same_budget(
     # Scores keep each task's rate, so finals pair with the start task by task.
     assert list(start["per_task"]) == start["key"]["tasks"]
     assert all(
-        r.heldout_per_task is not None and r.heldout_per_task.keys() == {tasks_id} for r in runs
+        r.heldout is not None and (r.heldout.per_task or {}).keys() == {tasks_id} for r in runs
     )
     # Every evaluation keeps its episodes (token ids included) beside its score.
     for folder in ("start", "grpo-seed0", "multilevel-seed0"):
@@ -204,7 +206,7 @@ def test_ablation_runs_both_estimators_with_the_same_budget(
         assert len(lines) == 2 and all(json.loads(line)["turns"][0]["token_ids"] for line in lines)
     assert written["heldout"] == heldout.model_dump()
     # Two sampled episodes of one task: the success rate is a multiple of 1/2.
-    assert all((2 * r.heldout_success) % 1 == 0 for r in runs if r.heldout_success is not None)
+    assert all((2 * r.heldout.success) % 1 == 0 for r in runs if r.heldout is not None)
     assert "| start (no RL) |" in (tmp_path / "ablation.md").read_text()
     # The cached start score is reused only for the same starting point and decoding.
     tasks = generate_tasks(1, seed=base.task_seed, split="test-seen", families=["city_pair_facts"])
@@ -218,6 +220,6 @@ def test_ablation_runs_both_estimators_with_the_same_budget(
     # A finished run is read back: its sampled final score is cached, never re-drawn.
     again = run_ablation(base, output_dir=tmp_path, seeds=(0,), window=2, heldout=heldout)
     assert [r.final_reward for r in again] == [r.final_reward for r in runs]
-    assert [r.heldout_success for r in again] == [r.heldout_success for r in runs]
+    assert [r.heldout for r in again] == [r.heldout for r in runs]
     for run in ("grpo-seed0", "multilevel-seed0"):
         assert json.loads((tmp_path / run / "heldout.json").read_text())["key"]["step"] == 2

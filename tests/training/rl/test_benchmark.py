@@ -73,6 +73,13 @@ def test_update_benchmark_rejects_episodes_without_token_ids(
         benchmark.main()
     assert exit_info.value.code == 2
     assert "episodes.jsonl:1: not an episode with token ids" in capsys.readouterr().err
+    monkeypatch.setattr(
+        sys, "argv", ["benchmark", "--episodes", str(episodes), "--max-episodes", "0"]
+    )
+    with pytest.raises(SystemExit) as exit_info:
+        benchmark.main()
+    assert exit_info.value.code == 2
+    assert "--max-episodes: need >= 1, got 0" in capsys.readouterr().err
 
 
 def test_a_saved_adapter_trains_without_its_dropout_as_rl_does(tmp_path: Path) -> None:
