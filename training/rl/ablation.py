@@ -259,7 +259,9 @@ def run_ablation(
             trainer = RLTrainer(config)
             try:
                 trainer.train()
-                if heldout is not None and key is not None:
+                if heldout is not None:
+                    # max_time_s may have stopped the run before config.steps.
+                    key = _score_key(config, heldout_set, heldout, step=trainer.step)
                     score = _evaluate(trainer, heldout_set, heldout)
                     _save_score(config.output_dir / FINAL_SCORE, key, score)
             finally:

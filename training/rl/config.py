@@ -76,6 +76,8 @@ class RLConfig:
         task_families (`tuple[str, ...]`, *optional*): Families the generated tasks come from
             (default: the split's), e.g. the ones the starting checkpoint was trained on.
         steps (`int`, defaults to `100`): Optimizer steps in total (a resumed run continues).
+        max_time_s (`float`, *optional*): Wall-clock budget of one ``train()`` call: the step that
+            ends past it is the last (checkpointed; a rerun resumes there). `None`: no limit.
         tasks_per_step (`int`, defaults to `4`): Rollout groups (tasks) per step.
         group_size (`int`, defaults to `4`): Rollouts per task; they share the task's seed (world).
         max_turns (`int`, defaults to `6`): Agent turns per rollout.
@@ -147,6 +149,9 @@ class RLConfig:
         None, help="Families the generated tasks come from (None: the split's families)."
     )
     steps: int = option(100, help="Optimizer steps in total (a resumed run continues).")
+    max_time_s: float | None = option(
+        None, help="Seconds of training per call; the step that ends past it is the last."
+    )
     tasks_per_step: int = option(4, help="Rollout groups (tasks) per step.")
     group_size: int = option(4, help="Rollouts per task, sharing the task's seed.")
     max_turns: int = option(6, help="Agent turns per rollout.")
@@ -205,6 +210,8 @@ class RLConfig:
             )
         if not 0 < self.top_p <= 1:
             raise ConfigError(f"RLConfig.top_p: must be in (0, 1], got {self.top_p}")
+        if self.max_time_s is not None and not self.max_time_s > 0:
+            raise ConfigError(f"RLConfig.max_time_s: must be > 0, got {self.max_time_s}")
         if not self.learning_rate > 0:
             raise ConfigError(f"RLConfig.learning_rate: must be > 0, got {self.learning_rate}")
         for name in ("weight_decay", "max_grad_norm", "clip_low", "clip_high", "kl_coef"):

@@ -128,3 +128,10 @@ class Parallel:
     def wait(self) -> None:
         """Barrier."""
         self.accelerator.wait_for_everyone()
+
+    def any(self, flag: bool) -> bool:
+        """Whether ``flag`` holds on any process (a collective: every process calls it)."""
+        if self.world == 1:
+            return flag
+        value = torch.tensor([float(flag)], device=self.device)
+        return bool(self.accelerator.reduce(value, reduction="sum").item() > 0)

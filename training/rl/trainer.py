@@ -429,19 +429,27 @@ class RLTrainer:
     # -- the run -----------------------------------------------------------------------------
 
     def train(self) -> list[dict[str, Any]]:
-        """Train until ``config.steps``; log, checkpoint and plot as configured.
+        """Train until ``config.steps`` or ``config.max_time_s``; log, checkpoint and plot.
 
         Returns:
             The metrics of the steps run by this call.
         """
         history = []
         metrics_path = self.output_dir / METRICS
+        started = time.monotonic()
+        budget = self.config.max_time_s
         while self.step < self.config.steps:
             metrics = self.train_step()
             history.append(metrics)
+            out_of_time = self.parallel.any(
+                budget is not None and time.monotonic() - started >= budget
+            )
+            last = out_of_time or self.step == self.config.steps
             if not self.parallel.is_main:
-                if self.step % self.config.save_every == 0 or self.step == self.config.steps:
+                if self.step % self.config.save_every == 0 or last:
                     self.save_checkpoint()
+                if out_of_time:
+                    break
                 continue
             with metrics_path.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(metrics) + "\n")
@@ -455,8 +463,11 @@ class RLTrainer:
                 metrics["kl"],
                 metrics["loss"],
             )
-            if self.step % self.config.save_every == 0 or self.step == self.config.steps:
+            if self.step % self.config.save_every == 0 or last:
                 self.save_checkpoint()
+            if out_of_time:
+                logger.info("max_time_s (%.0f s) reached after step %d", budget, self.step)
+                break
         if self.parallel.is_main and metrics_path.is_file():
             plot_curves(metrics_path, self.output_dir / CURVES)
         return history

@@ -230,6 +230,26 @@ def test_rollout_backend_config_is_validated(overrides: dict, match: str) -> Non
         RLConfig(**overrides)
 
 
+def test_time_budget_stops_after_the_step_that_ran_past_it_and_a_rerun_resumes(
+    cold_start: Path, tmp_path: Path
+) -> None:
+    config = _config(cold_start, tmp_path, steps=3, save_every=10, max_time_s=1e-6)
+    trainer = RLTrainer(config, tasks=[_task()])
+    assert [m["step"] for m in trainer.train()] == [1]
+    trainer.close()
+    # The last step of a budgeted call is checkpointed even off the save_every schedule.
+    state = json.loads((tmp_path / CHECKPOINT / "state.json").read_text())
+    assert state["step"] == 1
+    resumed = RLTrainer(_config(cold_start, tmp_path, steps=3, save_every=10), tasks=[_task()])
+    assert [m["step"] for m in resumed.train()] == [2, 3]
+    resumed.close()
+
+
+def test_time_budget_must_be_positive() -> None:
+    with pytest.raises(ConfigError, match="max_time_s"):
+        RLConfig(max_time_s=0)
+
+
 @pytest.mark.gpu
 def test_one_lora_step_on_cuda_with_colocated_vllm(cold_start: Path, tmp_path: Path) -> None:
     if not torch.cuda.is_available():
