@@ -130,7 +130,7 @@ class RLTrainer:
         local = dataclasses.replace(config, device=self.device)
         vllm = vllm_engine(local)
         if self.device.startswith("cuda"):
-            torch.cuda.set_device(self.device)
+            torch.cuda.set_device(torch.device(self.device).index or 0)
         self.rl_model = load_rl_model(local, checkpoint=checkpoint if resuming else None)
         self.policy = self.rl_model.policy
         self.engine = vllm if vllm is not None else SharedWeights(self.rl_model)
