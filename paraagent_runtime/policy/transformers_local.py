@@ -453,8 +453,8 @@ class TransformersPolicy(Policy):
             ) from exc
         finally:
             hook.remove()
-        sampled = output.sequences[:, width:]
-        chosen_logprobs = torch.stack(watcher.logprobs, dim=1)
+        sampled = output.sequences[:, width:].cpu()
+        chosen_logprobs = torch.stack(watcher.logprobs, dim=1).cpu()
         generated = []
         for index, length in enumerate(watcher.lengths(sampled.shape[1])):
             token_ids = sampled[index, :length].tolist()
@@ -610,7 +610,8 @@ class _BatchWatcher:
 
     After each step it also takes the sampled tokens' raw log-probs from ``raw``. Rows that ended
     keep being padded by ``generate`` until the whole batch ends; the recorded lengths cut those
-    pads off.
+    pads off. A step copies the batch's new tokens to the host once (each device-to-host copy
+    waits for the GPU) and keeps the log-probs on the device until the batch ends.
     """
 
     def __init__(
@@ -624,6 +625,7 @@ class _BatchWatcher:
         self._prompt_width = prompt_width
         self._rows = [_RowWatch(tokenizer, eos_ids, row) for row in rows]
         self._ended: list[int | None] = [None] * len(rows)
+        self._tokens: list[list[int]] = [[] for _ in rows]
         self._raw = raw
         self.logprobs: list[torch.Tensor] = []
 
@@ -637,12 +639,14 @@ class _BatchWatcher:
         import torch
 
         assert self._raw.last is not None
-        self.logprobs.append(self._raw.last.gather(1, input_ids[:, -1:]).squeeze(1).cpu())
+        self.logprobs.append(self._raw.last.gather(1, input_ids[:, -1:]).squeeze(1))
         steps = input_ids.shape[1] - self._prompt_width
-        for index, watch in enumerate(self._rows):
-            if self._ended[index] is None and watch.done(
-                input_ids[index, self._prompt_width :].tolist()
-            ):
+        newest = input_ids[:, -1].tolist()
+        for index, (watch, token) in enumerate(zip(self._rows, newest, strict=True)):
+            if self._ended[index] is not None:
+                continue
+            self._tokens[index].append(token)
+            if watch.done(self._tokens[index]):
                 self._ended[index] = steps
         return torch.tensor(
             [ended is not None for ended in self._ended], dtype=torch.bool, device=input_ids.device
