@@ -14,6 +14,8 @@ a ~150-token tool result) run concurrently at the largest batch size, once with 
 off and once on, reporting generated tokens/s, the prompt tokens actually prefilled, and whether
 the greedy tokens agree.
 
+``--device cuda --dtype bfloat16`` runs it on a GPU.
+
 Prints one JSON object, then a table.
 """
 
@@ -24,6 +26,7 @@ import asyncio
 import json
 import platform
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,18 @@ from mcp_servers.toolenv import ToolEnv, generate_tasks
 from paraagent_runtime.policy import Completion, Message, SamplingParams, TransformersPolicy
 from paraagent_runtime.prompts import system_prompt
 from paraagent_runtime.toolspace import Toolspace
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the benchmarked model runs: a torch device and a weights dtype."""
+
+    device: str = "cpu"
+    dtype: str = "float32"
+
+    def policy(self, **options: Any) -> TransformersPolicy:
+        """SmolLM2-135M-Instruct as ``TransformersPolicy(None)`` loads it, placed here."""
+        return TransformersPolicy(None, device=self.device, dtype=self.dtype, **options)
 
 
 async def _prompts(policy: TransformersPolicy, requests: int, target: int) -> list[list[Message]]:
@@ -56,9 +71,9 @@ async def _prompts(policy: TransformersPolicy, requests: int, target: int) -> li
 
 
 async def _measure(
-    batch_size: int, prompts: list[list[Message]], sampling: SamplingParams
+    batch_size: int, prompts: list[list[Message]], sampling: SamplingParams, placement: Placement
 ) -> tuple[dict[str, Any], list[Completion]]:
-    policy = TransformersPolicy(None, max_batch_size=batch_size)
+    policy = placement.policy(max_batch_size=batch_size)
     await asyncio.to_thread(policy.load)
     await policy.complete(prompts[0], sampling=sampling.model_copy(update={"max_tokens": 2}))
     before = policy.batch_stats.batches
@@ -79,8 +94,15 @@ async def _measure(
     return row, completions
 
 
-async def run(requests: int, max_tokens: int, batch_sizes: list[int], target: int) -> dict:
+async def run(
+    requests: int,
+    max_tokens: int,
+    batch_sizes: list[int],
+    target: int,
+    placement: Placement | None = None,
+) -> dict:
     """Measure every batch size on the same prompts; the first batch size is the baseline."""
+    placement = placement or Placement()
     reference = TransformersPolicy(None)
     await asyncio.to_thread(reference.load)
     prompts = await _prompts(reference, requests, target)
@@ -90,7 +112,7 @@ async def run(requests: int, max_tokens: int, batch_sizes: list[int], target: in
     rows: list[dict[str, Any]] = []
     baseline: list[Completion] | None = None
     for batch_size in batch_sizes:
-        row, completions = await _measure(batch_size, prompts, sampling)
+        row, completions = await _measure(batch_size, prompts, sampling, placement)
         if baseline is None:
             baseline = completions
         row["speedup"] = round(row["tokens_per_s"] / rows[0]["tokens_per_s"], 2) if rows else 1.0
@@ -99,6 +121,7 @@ async def run(requests: int, max_tokens: int, batch_sizes: list[int], target: in
         ) / len(prompts)
         rows.append(row)
     return _report(
+        placement,
         requests=requests,
         max_tokens=max_tokens,
         prompt_tokens={"min": min(prompt_lengths), "max": max(prompt_lengths)},
@@ -130,9 +153,15 @@ async def _episodes(
 
 
 async def run_multiturn(
-    requests: int, max_tokens: int, batch_size: int, target: int, turns: int
+    requests: int,
+    max_tokens: int,
+    batch_size: int,
+    target: int,
+    turns: int,
+    placement: Placement | None = None,
 ) -> dict:
     """Multi-turn episodes with the prefix cache off, then on (same prompts, greedy)."""
+    placement = placement or Placement()
     reference = TransformersPolicy(None)
     await asyncio.to_thread(reference.load)
     prompts = await _prompts(reference, requests, target)
@@ -141,7 +170,7 @@ async def run_multiturn(
     rows: list[dict[str, Any]] = []
     baseline: list[list[Completion]] | None = None
     for cache_mb in (0, 1024):
-        policy = TransformersPolicy(None, max_batch_size=batch_size, prefix_cache_mb=cache_mb)
+        policy = placement.policy(max_batch_size=batch_size, prefix_cache_mb=cache_mb)
         await asyncio.to_thread(policy.load)
         await policy.complete(prompts[0], sampling=sampling.model_copy(update={"max_tokens": 2}))
         policy.clear_prefix_cache()
@@ -172,6 +201,7 @@ async def run_multiturn(
         )
         await policy.aclose()
     return _report(
+        placement,
         requests=requests,
         turns=turns,
         max_batch_size=batch_size,
@@ -180,13 +210,14 @@ async def run_multiturn(
     )
 
 
-def _report(**fields: Any) -> dict[str, Any]:
+def _report(placement: Placement, **fields: Any) -> dict[str, Any]:
     """A report: the model and machine, then ``fields``."""
     import torch
 
     return {
         "model": "SmolLM2-135M-Instruct",
-        "device": "cpu",
+        "device": placement.device,
+        "dtype": placement.dtype,
         "torch_threads": torch.get_num_threads(),
         "platform": platform.platform(),
         **fields,
@@ -256,18 +287,28 @@ def main() -> None:
     parser.add_argument(
         "--turns", type=int, default=1, help="> 1: compare the prefix cache off/on over episodes"
     )
+    parser.add_argument("--device", default="cpu", help="torch device of the model (cpu, cuda)")
+    parser.add_argument("--dtype", default="float32", help="weights dtype (float32, bfloat16)")
     parser.add_argument("--json", help="also write the JSON report to this file")
     args = parser.parse_args()
+    placement = Placement(args.device, args.dtype)
     batch_sizes = [int(value) for value in args.batch_sizes.split(",") if value.strip()]
     if args.turns > 1:
         report = asyncio.run(
             run_multiturn(
-                args.requests, args.max_tokens, max(batch_sizes), args.prompt_tokens, args.turns
+                args.requests,
+                args.max_tokens,
+                max(batch_sizes),
+                args.prompt_tokens,
+                args.turns,
+                placement,
             )
         )
         render = multiturn_table
     else:
-        report = asyncio.run(run(args.requests, args.max_tokens, batch_sizes, args.prompt_tokens))
+        report = asyncio.run(
+            run(args.requests, args.max_tokens, batch_sizes, args.prompt_tokens, placement)
+        )
         render = table
     text = json.dumps(report, indent=2)
     print(text)
