@@ -8,7 +8,7 @@ policy are evaluated on the same held-out ToolEnv tasks (:class:`Heldout`: greed
 samples per task at a temperature).
 
 Outputs in ``output_dir``: ``ablation.json`` (per run and per estimator), ``ablation.md`` (the
-table) and ``ablation.png`` (trajectory reward and success per step, mean over seeds).
+table, and held-out success by gold-graph depth) and ``ablation.png`` (trajectory reward and success per step, mean over seeds).
 
 ``paraagent train rl ablation --config training/configs/rl_cpu.yaml --seed 0 --seed 1``
 """
@@ -30,6 +30,7 @@ from pydantic import BaseModel
 from mcp_servers.toolenv import Task, generate_tasks
 from mcp_servers.toolenv.evaluation import EpisodeMetrics
 from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.trajectory import read_episodes
 from training.evaluate import check_eval_decoding
 
 from .config import RLConfig
@@ -37,9 +38,11 @@ from .trainer import METRICS, RLTrainer
 
 __all__ = [
     "AblationRun",
+    "DepthScore",
     "Heldout",
     "HeldoutScore",
     "ablation_table",
+    "depth_table",
     "heldout_scores",
     "paired_difference",
     "plot_ablation",
@@ -98,6 +101,32 @@ class Heldout(BaseModel):
         return f"{self.tasks} {HELDOUT} tasks, {decoding}"
 
 
+class DepthScore(BaseModel):
+    """Held-out episodes of one gold call-graph depth (1: independent calls; 2 and more: chained).
+
+    Attributes:
+        episodes: Episodes of tasks with this depth.
+        success: Their success rate.
+        calls_per_execute_turn: Tool calls per execute turn over them (a chain done right makes 1).
+    """
+
+    episodes: int
+    success: float
+    calls_per_execute_turn: float
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[EpisodeMetrics]) -> DepthScore:
+        """The episodes' success and calls per execute turn (``rows`` is not empty)."""
+        execute_turns = sum(row.execute_turns for row in rows)
+        return cls(
+            episodes=len(rows),
+            success=statistics.fmean(row.success for row in rows),
+            calls_per_execute_turn=(
+                sum(row.execute_calls for row in rows) / execute_turns if execute_turns else 0.0
+            ),
+        )
+
+
 class HeldoutScore(BaseModel):
     """One policy's held-out result.
 
@@ -105,22 +134,39 @@ class HeldoutScore(BaseModel):
         success: Success over every episode.
         per_task: Success rate per task id (``None`` in a score cached before it was kept).
         format_errors: Mean turns with a format error per episode (``None`` likewise).
+        by_depth: Success and calls per execute turn per gold-graph depth (``None`` likewise).
     """
 
     success: float
     per_task: dict[str, float] | None = None
     format_errors: float | None = None
+    by_depth: dict[int, DepthScore] | None = None
 
     @classmethod
     def from_rows(cls, rows: Sequence[EpisodeMetrics]) -> HeldoutScore:
         """The score of evaluated episodes (several per task when sampled)."""
         by_task: dict[str, list[bool]] = defaultdict(list)
+        by_depth: dict[int, list[EpisodeMetrics]] = defaultdict(list)
         for row in rows:
             by_task[row.task_id].append(row.success)
+            by_depth[row.gold_depth].append(row)
         return cls(
             success=statistics.fmean(row.success for row in rows) if rows else 0.0,
             per_task={task: statistics.fmean(values) for task, values in by_task.items()},
             format_errors=statistics.fmean(row.format_error_turns for row in rows) if rows else 0.0,
+            by_depth={
+                depth: DepthScore.from_rows(group) for depth, group in sorted(by_depth.items())
+            },
+        )
+
+    @classmethod
+    def from_episodes(cls, path: Path) -> HeldoutScore:
+        """The score of an evaluation's episodes file (each episode carries its metrics)."""
+        return cls.from_rows(
+            [
+                EpisodeMetrics.model_validate(episode.metadata["metrics"])
+                for episode in read_episodes(path, strict=True)
+            ]
         )
 
 
@@ -253,7 +299,9 @@ def run_ablation(
         score = key = None
         if heldout is not None:
             key = _score_key(config, heldout_set, heldout, step=config.steps)
-            score = _cached_score(config.output_dir / FINAL_SCORE, key)
+            score = _cached_score(
+                config.output_dir / FINAL_SCORE, key, config.output_dir / EPISODES
+            )
         if not finished or (key is not None and score is None):
             logger.info("ablation run %s", config.output_dir)
             trainer = RLTrainer(config)
@@ -299,17 +347,28 @@ def _score_key(
     }
 
 
-def _cached_score(path: Path, key: dict[str, Any]) -> HeldoutScore | None:
-    """The score stored at ``path`` for exactly ``key`` (sampled scores are not re-drawn)."""
+def _cached_score(path: Path, key: dict[str, Any], episodes: Path) -> HeldoutScore | None:
+    """The score stored at ``path`` for exactly ``key`` (sampled scores are not re-drawn).
+
+    A score cached before ``by_depth`` was kept gets it from the evaluation's ``episodes`` file
+    when that is still there.
+    """
     if not path.is_file():
         return None
     cached = json.loads(path.read_text(encoding="utf-8"))
     if cached.get("key") != key:
         return None
+    by_depth = cached.get("by_depth")
+    if by_depth is None and episodes.is_file():
+        try:
+            by_depth = HeldoutScore.from_episodes(episodes).by_depth
+        except (ConfigError, KeyError) as exc:
+            logger.warning("%s: no depth breakdown (%s)", episodes, exc)
     return HeldoutScore(
         success=cached["heldout_success"],
         per_task=cached.get("per_task"),
         format_errors=cached.get("format_errors"),
+        by_depth=by_depth,
     )
 
 
@@ -321,6 +380,7 @@ def _save_score(path: Path, key: dict[str, Any], score: HeldoutScore) -> None:
         "heldout_success": score.success,
         "per_task": score.per_task,
         "format_errors": score.format_errors,
+        "by_depth": score.model_dump()["by_depth"],
     }
     path.write_text(json.dumps(payload) + "\n", encoding="utf-8")
 
@@ -335,10 +395,11 @@ def _start_heldout(
     """
     key = _score_key(base, tasks, heldout, step=0)
     cache = output_dir / START_SCORE
-    score = _cached_score(cache, key)
+    start_dir = output_dir / "start"
+    score = _cached_score(cache, key, start_dir / EPISODES)
     if score is not None:
         return score
-    config = dataclasses.replace(base, output_dir=output_dir / "start", resume=False, steps=1)
+    config = dataclasses.replace(base, output_dir=start_dir, resume=False, steps=1)
     trainer = RLTrainer(config)
     try:
         score = _evaluate(trainer, tasks, heldout)
@@ -412,6 +473,64 @@ def ablation_table(
         note += " Format errors: turns with one, per held-out episode."
         lines += ["", note]
     return "\n".join(lines) + "\n"
+
+
+def _pooled(scores: Sequence[DepthScore]) -> DepthScore:
+    """Seeds' scores of one depth as one (episode-weighted success, mean calls per turn)."""
+    episodes = sum(score.episodes for score in scores)
+    return DepthScore(
+        episodes=episodes,
+        success=sum(score.success * score.episodes for score in scores) / episodes,
+        calls_per_execute_turn=statistics.fmean(s.calls_per_execute_turn for s in scores),
+    )
+
+
+def depth_table(runs: Sequence[AblationRun], *, start: HeldoutScore | None = None) -> str:
+    """Held-out success and calls per execute turn per gold-graph depth, as markdown.
+
+    One row for the start and one per estimator (seeds pooled); empty when no score has a
+    depth breakdown. A policy that issues a chained task's calls together, before their
+    inputs exist, shows here: depth-2 success falls while its calls per execute turn rise
+    above 1.
+    """
+    rows: list[tuple[str, dict[int, DepthScore]]] = []
+    if start is not None and start.by_depth:
+        rows.append(("start (no RL)", start.by_depth))
+    for estimator in dict.fromkeys(run.estimator for run in runs):
+        breakdowns = [
+            run.heldout.by_depth
+            for run in runs
+            if run.estimator == estimator and run.heldout is not None and run.heldout.by_depth
+        ]
+        depths = sorted({depth for breakdown in breakdowns for depth in breakdown})
+        pooled = {d: _pooled([b[d] for b in breakdowns if d in b]) for d in depths}
+        if pooled:
+            rows.append((estimator, pooled))
+    if not rows:
+        return ""
+    depths = sorted({depth for _, breakdown in rows for depth in breakdown})
+    header = "| policy | " + " | ".join(
+        f"depth {d} success | depth {d} calls/execute turn" for d in depths
+    )
+    lines = [header + " |", "|---|" + "---|---|" * len(depths)]
+    for name, breakdown in rows:
+        cells = []
+        for depth in depths:
+            score = breakdown.get(depth)
+            cells += (
+                ["-", "-"]
+                if score is None
+                else [
+                    f"{score.success:.3f} ({score.episodes})",
+                    f"{score.calls_per_execute_turn:.2f}",
+                ]
+            )
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    note = (
+        "By gold call-graph depth (1: independent calls; 2: the second call needs the first's"
+        " result): held-out success (episodes) and tool calls per execute turn."
+    )
+    return "\n".join([*lines, "", note]) + "\n"
 
 
 def heldout_scores(
@@ -494,10 +613,16 @@ def write_ablation(
     """Write ``ablation.json``, ``ablation.md`` and ``ablation.png`` to ``output_dir``."""
     output_dir.mkdir(parents=True, exist_ok=True)
     table = ablation_table(runs, start=start, heldout=heldout)
+    by_depth = depth_table(runs, start=start)
+    if by_depth:
+        table += "\n" + by_depth
     payload = {
         "runs": [run.model_dump() for run in runs],
         "start_heldout_success": start.success if start is not None else None,
         "start_heldout_per_task": start.per_task if start is not None else None,
+        "start_heldout_by_depth": (
+            start.model_dump()["by_depth"] if start is not None else None
+        ),
         "heldout": heldout.model_dump() if heldout is not None else None,
         "table": table,
     }

@@ -13,10 +13,12 @@ from paraagent_runtime.errors import ConfigError
 from training.rl import RLConfig
 from training.rl.ablation import (
     AblationRun,
+    DepthScore,
     Heldout,
     HeldoutScore,
     _start_heldout,
     ablation_table,
+    depth_table,
     heldout_scores,
     paired_difference,
     plot_ablation,
@@ -141,6 +143,51 @@ def test_heldout_score_keeps_the_success_rate_of_each_task() -> None:
     assert score.format_errors == 0.5
 
 
+def test_heldout_score_splits_success_and_parallel_calls_by_gold_depth() -> None:
+    def row(task_id: str, depth: int, success: bool, calls: int, turns: int) -> EpisodeMetrics:
+        return _row(task_id, success).model_copy(
+            update={"gold_depth": depth, "execute_calls": calls, "execute_turns": turns}
+        )
+
+    rows = [row("a", 1, True, 2, 1), row("a", 1, False, 2, 2), row("b", 2, False, 3, 1)]
+    rows.append(row("b", 2, True, 2, 2))
+    score = HeldoutScore.from_rows(rows)
+    assert score.by_depth == {
+        1: DepthScore(episodes=2, success=0.5, calls_per_execute_turn=4 / 3),
+        2: DepthScore(episodes=2, success=0.5, calls_per_execute_turn=5 / 3),
+    }
+    # No execute turn at all: zero calls per turn, not a division by zero.
+    assert HeldoutScore.from_rows([row("c", 1, False, 0, 0)]).by_depth == {
+        1: DepthScore(episodes=1, success=0.0, calls_per_execute_turn=0.0)
+    }
+
+
+def test_depth_table_pools_seeds_and_marks_a_missing_depth() -> None:
+    start = HeldoutScore(
+        success=0.5,
+        by_depth={
+            1: DepthScore(episodes=4, success=0.5, calls_per_execute_turn=1.5),
+            2: DepthScore(episodes=4, success=0.5, calls_per_execute_turn=1.0),
+        },
+    )
+    seeds = [
+        HeldoutScore(
+            success=0.25, by_depth={1: DepthScore(episodes=4, success=s, calls_per_execute_turn=c)}
+        )
+        for s, c in ((0.25, 2.0), (0.75, 1.0))
+    ]
+    runs = [
+        _run("grpo", seed, 0.1).model_copy(update={"heldout": score})
+        for seed, score in enumerate(seeds)
+    ]
+    lines = depth_table([*runs, _run("multilevel", 0, 0.3)], start=start).splitlines()
+    assert lines[0].count("success") == 2 and lines[0].count("calls/execute turn") == 2
+    assert lines[2] == "| start (no RL) | 0.500 (4) | 1.50 | 0.500 (4) | 1.00 |"
+    assert lines[3] == "| grpo | 0.500 (8) | 1.50 | - | - |"
+    assert not any(line.startswith("| multilevel") for line in lines)  # never evaluated
+    assert depth_table([_run("grpo", 0, 0.1)]) == ""
+
+
 def test_paired_difference_is_the_mean_task_difference_with_its_standard_error() -> None:
     start = {"a": 0.5, "b": 0.25, "c": 1.0}
     final = {"a": 0.75, "b": 0.75, "c": 1.0}  # differences 0.25, 0.5, 0
@@ -211,8 +258,15 @@ def test_ablation_runs_both_estimators_with_the_same_budget(
     # The cached start score is reused only for the same starting point and decoding.
     tasks = generate_tasks(1, seed=base.task_seed, split="test-seen", families=["city_pair_facts"])
     assert start["key"]["tasks"] == [tasks[0].id]
-    (tmp_path / "start.json").write_text(json.dumps({**start, "heldout_success": 0.5}))
-    assert _start_heldout(base, tmp_path, tasks, heldout).success == 0.5
+    # Scores split by gold-graph depth; a score cached without the split gets it from the
+    # evaluation's episodes.
+    assert "depth 1 success" in (tmp_path / "ablation.md").read_text()
+    assert sum(d["episodes"] for d in start["by_depth"].values()) == 2
+    legacy = {**start, "heldout_success": 0.5, "by_depth": None}
+    (tmp_path / "start.json").write_text(json.dumps(legacy))
+    upgraded = _start_heldout(base, tmp_path, tasks, heldout)
+    assert upgraded.success == 0.5
+    assert upgraded.by_depth == HeldoutScore(success=0.0, by_depth=start["by_depth"]).by_depth
     changed = dataclasses.replace(base, max_turns=base.max_turns + 1)
     assert _start_heldout(changed, tmp_path, tasks, heldout).success == start["heldout_success"]
     _start_heldout(base, tmp_path, tasks, Heldout(tasks=1))
