@@ -18,6 +18,7 @@ from .advantages import (
     turn_advantages,
     zero_variance_share,
 )
+from .gradient_noise import GradientNoise, gradient_noise
 from .loss import (
     Aggregation,
     LossStats,
@@ -44,6 +45,7 @@ __all__ = [
     "Aggregation",
     "EpisodeRewards",
     "Estimator",
+    "GradientNoise",
     "LossStats",
     "PhaseReward",
     "RewardConfig",
@@ -58,6 +60,7 @@ __all__ = [
     "episode_rows",
     "gdpo_advantages",
     "group_normalize",
+    "gradient_noise",
     "grpo_advantages",
     "kept_logprobs",
     "logit_positions",

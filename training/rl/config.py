@@ -93,6 +93,10 @@ class RLConfig:
         learning_rate (`float`, defaults to `1e-6`): AdamW learning rate.
         weight_decay (`float`, defaults to `0.0`): AdamW weight decay.
         max_grad_norm (`float`, defaults to `1.0`): Gradient clipping norm (0 disables it).
+        gradient_noise (`bool`, defaults to `False`): Log each step's gradient signal-to-noise
+            ratio across its rollout groups (`grad_snr`, `grad_group_cosine`; see
+            :mod:`training.algo.gradient_noise`). Keeps one copy of the trainable gradients per
+            group: cheap with LoRA. Needs one process and micro-batches that do not mix groups.
         clip_low (`float`, defaults to `0.2`): Lower ratio clip range.
         clip_high (`float`, defaults to `0.28`): Upper ratio clip range (clip-higher).
         kl_coef (`float`, defaults to `0.0`): Weight of the k3 KL to the reference (0: none).
@@ -168,6 +172,9 @@ class RLConfig:
     learning_rate: float = option(1e-6, help="AdamW learning rate.")
     weight_decay: float = option(0.0, help="AdamW weight decay.")
     max_grad_norm: float = option(1.0, help="Gradient clipping norm (0 disables it).")
+    gradient_noise: bool = option(
+        False, help="Log the gradient's signal-to-noise ratio across rollout groups."
+    )
     clip_low: float = option(0.2, help="Lower ratio clip range.")
     clip_high: float = option(0.28, help="Upper ratio clip range (clip-higher).")
     kl_coef: float = option(0.0, help="Weight of the k3 KL to the starting model.")

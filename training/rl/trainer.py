@@ -49,9 +49,11 @@ from paraagent_runtime.toolspace import Toolspace
 from paraagent_runtime.trajectory import Episode, TrajectoryWriter
 from training.algo import (
     EpisodeRewards,
+    GradientNoise,
     TokenBatch,
     collate,
     episode_rows,
+    gradient_noise,
     kept_logprobs,
     logit_positions,
     policy_loss,
@@ -98,6 +100,34 @@ def _mean_std(values: Sequence[float]) -> tuple[float, float]:
     if not values:
         return 0.0, 0.0
     return statistics.fmean(values), statistics.pstdev(values)
+
+
+class _GroupGradients:
+    """Each rollout group's share of the accumulated gradient, read at the groups' last rows."""
+
+    def __init__(self, parameters: list[torch.nn.Parameter], boundaries: set[int]) -> None:
+        self._parameters = parameters
+        self._boundaries = boundaries
+        self._previous: torch.Tensor | None = None
+        self._groups: list[torch.Tensor] = []
+
+    def after(self, micro_index: int) -> None:
+        """Call after each micro-batch's backward pass."""
+        if micro_index not in self._boundaries:
+            return
+        accumulated = torch.cat(
+            [
+                (p.grad if p.grad is not None else torch.zeros_like(p)).detach().float().flatten()
+                for p in self._parameters
+            ]
+        )
+        previous = self._previous
+        self._groups.append(accumulated if previous is None else accumulated - previous)
+        self._previous = accumulated
+
+    def result(self) -> GradientNoise | None:
+        """The step's gradient noise (``None`` with fewer than two groups)."""
+        return gradient_noise(self._groups)
 
 
 class RLTrainer:
@@ -259,10 +289,11 @@ class RLTrainer:
                 negative_weight=config.advantage.negative_weight,
                 eps=config.advantage.eps,
             )
-            update = self._update(batch, advantages)
+            row_groups = [groups[episode] for episode in batch.row_episode.tolist()]
+            update = self._update(batch, advantages, row_groups)
         elif self.parallel.world > 1:
             # The other processes' backward passes wait for this one's.
-            update = self._update(None, None)
+            update = self._update(None, None, [])
         else:
             logger.warning("step %d: no rollout produced a token; skipping the update", self.step)
             update = dict.fromkeys(
@@ -334,7 +365,10 @@ class RLTrainer:
         self.parallel.backward(logits.sum() * 0.0)
 
     def _update(
-        self, batch: TokenBatch | None, advantages: torch.Tensor | None
+        self,
+        batch: TokenBatch | None,
+        advantages: torch.Tensor | None,
+        row_groups: Sequence[int],
     ) -> dict[str, float]:
         config = self.config
         device = self.device
@@ -350,9 +384,12 @@ class RLTrainer:
         )
         n_micro = self.parallel.micro_batches(rows, config.micro_batch_rows)
         size = math.ceil(rows / n_micro)
+        micro_rows = [
+            list(range(start, min(start + size, rows))) for start in range(0, n_micro * size, size)
+        ]
+        tracker = self._group_tracker(micro_rows, row_groups)
         sums = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "ratio_mean": 0.0}
-        for micro_index in range(n_micro):
-            index = list(range(micro_index * size, min((micro_index + 1) * size, rows)))
+        for micro_index, index in enumerate(micro_rows):
             with self.parallel.accumulating(self.model, last=micro_index == n_micro - 1):
                 if batch is None or advantages is None or weights is None or not index:
                     self._idle_pass()
@@ -378,9 +415,12 @@ class RLTrainer:
                     weights=weights[index].to(device),
                 )
                 self.parallel.backward(loss)
+            if tracker is not None:
+                tracker.after(micro_index)
             sums["loss"] += float(loss.detach())
             for name in ("kl", "clip_fraction", "ratio_mean"):
                 sums[name] += getattr(stats, name) * n_tokens / total_tokens
+        noise = tracker.result() if tracker is not None else None
         grad_norm = 0.0
         if config.max_grad_norm > 0:
             grad_norm = self.parallel.clip(
@@ -395,13 +435,36 @@ class RLTrainer:
             # Weighted as the loss aggregates tokens. Below 0, the update pushes sampled tokens
             # down on the whole (entropy drifts up).
             net = float((advantages * weights.to(advantages.dtype)).sum())
+        extra = {}
+        if noise is not None:
+            extra["grad_snr"] = noise.snr
+            if noise.cosine is not None:
+                extra["grad_group_cosine"] = noise.cosine
         return {
             **sums,
             "grad_norm": grad_norm,
             "train_tokens": train_tokens,
             "train_rows": rows,
             "advantage_mean": net,
+            **extra,
         }
+
+    def _group_tracker(
+        self, micro_rows: Sequence[Sequence[int]], row_groups: Sequence[int]
+    ) -> _GroupGradients | None:
+        """A tracker of each group's gradient, when configured and the micro-batches allow it."""
+        if not self.config.gradient_noise or self.parallel.world > 1 or self.parallel.deepspeed:
+            return None
+        owners = [{row_groups[row] for row in rows} for rows in micro_rows]
+        if any(len(owner) > 1 for owner in owners):
+            logger.info("gradient_noise: a micro-batch mixes groups; not measured this step")
+            return None
+        boundaries = {
+            index
+            for index, owner in enumerate(owners)
+            if owner and (index + 1 == len(owners) or owners[index + 1] != owner)
+        }
+        return _GroupGradients(list(self.rl_model.trainable_parameters()), boundaries)
 
     def _metrics(
         self, rewards: Sequence[EpisodeRewards], groups: Sequence[int], episodes: Sequence[Episode]

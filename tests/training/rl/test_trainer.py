@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -243,6 +244,29 @@ def test_time_budget_stops_after_the_step_that_ran_past_it_and_a_rerun_resumes(
     resumed = RLTrainer(_config(cold_start, tmp_path, steps=3, save_every=10), tasks=[_task()])
     assert [m["step"] for m in resumed.train()] == [2, 3]
     resumed.close()
+
+
+def test_gradient_noise_is_logged_per_step_when_micro_batches_keep_groups_apart(
+    cold_start: Path, tmp_path: Path
+) -> None:
+    def run(out: Path, micro_batch_rows: int) -> list[dict]:
+        config = _config(
+            cold_start,
+            out,
+            tasks_per_step=2,
+            gradient_noise=True,
+            micro_batch_rows=micro_batch_rows,
+        )
+        trainer = RLTrainer(config, tasks=[_task(), _task()])
+        history = trainer.train()
+        trainer.close()
+        return history
+
+    measured = [m for m in run(tmp_path / "pure", 1) if "grad_snr" in m]
+    assert measured and all(math.isfinite(m["grad_snr"]) for m in measured)
+    assert all(-1.0 <= m.get("grad_group_cosine", 0.0) <= 1.0 for m in measured)
+    # One micro-batch holding both groups: no group gradient to read, nothing logged.
+    assert not any("grad_snr" in m for m in run(tmp_path / "mixed", 64))
 
 
 def test_time_budget_must_be_positive() -> None:
