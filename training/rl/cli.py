@@ -123,7 +123,8 @@ def ablation(
     assignments: SetOption = None,
 ) -> None:
     """Trajectory-only GRPO vs multi-level advantages: same seeds and budget, a table and a PNG."""
-    from .ablation import Heldout, run_ablation
+    from .ablation import run_ablation
+    from .heldout import Heldout
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:

@@ -293,7 +293,7 @@ class RLTrainer:
             update = self._update(batch, advantages, row_groups)
         elif self.parallel.world > 1:
             # The other processes' backward passes wait for this one's.
-            update = self._update(None, None, [])
+            update = self._update(None, None)
         else:
             logger.warning("step %d: no rollout produced a token; skipping the update", self.step)
             update = dict.fromkeys(
@@ -368,7 +368,7 @@ class RLTrainer:
         self,
         batch: TokenBatch | None,
         advantages: torch.Tensor | None,
-        row_groups: Sequence[int],
+        row_groups: Sequence[int] = (),
     ) -> dict[str, float]:
         config = self.config
         device = self.device
@@ -453,7 +453,9 @@ class RLTrainer:
         self, micro_rows: Sequence[Sequence[int]], row_groups: Sequence[int]
     ) -> _GroupGradients | None:
         """A tracker of each group's gradient, when configured and the micro-batches allow it."""
-        if not self.config.gradient_noise or self.parallel.world > 1 or self.parallel.deepspeed:
+        if not self.config.gradient_noise or not row_groups:
+            return None
+        if self.parallel.world > 1 or self.parallel.deepspeed:
             return None
         owners = [{row_groups[row] for row in rows} for rows in micro_rows]
         if any(len(owner) > 1 for owner in owners):

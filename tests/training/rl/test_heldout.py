@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import pytest
+
+from mcp_servers.toolenv.evaluation import EpisodeMetrics
+from paraagent_runtime.errors import ConfigError
+from training.rl.heldout import DepthScore, Heldout, HeldoutScore, paired_difference
+
+
+@pytest.mark.parametrize(
+    ("values", "match"),
+    [
+        ({"tasks": 0}, "tasks >= 1"),
+        ({"tasks": 2, "samples": 0, "temperature": 1.0}, "samples >= 1"),
+        ({"tasks": 2, "temperature": -1.0}, "temperature >= 0"),
+        ({"tasks": 2, "samples": 3}, "need a temperature"),
+    ],
+)
+def test_heldout_spec_rejects_bad_values(values: dict, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        Heldout(**values)
+
+
+def _row(task_id: str, success: bool) -> EpisodeMetrics:
+    return EpisodeMetrics.model_validate(
+        {name: 0 for name in EpisodeMetrics.model_fields}
+        | {"task_id": task_id, "family": "f", "group": "G1", "mode": "paraact"}
+        | {"status": "answered", "success": success}
+    )
+
+
+def test_heldout_score_keeps_the_success_rate_of_each_task() -> None:
+    rows = [_row("a", True), _row("a", False), _row("b", True), _row("b", True)]
+    rows[1] = rows[1].model_copy(update={"format_error_turns": 2})
+    score = HeldoutScore.from_rows(rows)
+    assert score.success == 0.75 and score.per_task == {"a": 0.5, "b": 1.0}
+    assert score.format_errors == 0.5
+
+
+def test_heldout_score_splits_success_and_parallel_calls_by_gold_depth() -> None:
+    def row(task_id: str, depth: int, success: bool, calls: int, turns: int) -> EpisodeMetrics:
+        return _row(task_id, success).model_copy(
+            update={"gold_depth": depth, "execute_calls": calls, "execute_turns": turns}
+        )
+
+    rows = [row("a", 1, True, 2, 1), row("a", 1, False, 2, 2), row("b", 2, False, 3, 1)]
+    rows.append(row("b", 2, True, 2, 2))
+    score = HeldoutScore.from_rows(rows)
+    assert score.by_depth == {
+        1: DepthScore(episodes=2, success=0.5, calls_per_execute_turn=4 / 3),
+        2: DepthScore(episodes=2, success=0.5, calls_per_execute_turn=5 / 3),
+    }
+    # No execute turn at all: zero calls per turn, not a division by zero.
+    assert HeldoutScore.from_rows([row("c", 1, False, 0, 0)]).by_depth == {
+        1: DepthScore(episodes=1, success=0.0, calls_per_execute_turn=0.0)
+    }
+
+
+def test_paired_difference_is_the_mean_task_difference_with_its_standard_error() -> None:
+    start = {"a": 0.5, "b": 0.25, "c": 1.0}
+    final = {"a": 0.75, "b": 0.75, "c": 1.0}  # differences 0.25, 0.5, 0
+    mean, error = paired_difference([final], start) or (None, None)
+    assert mean == pytest.approx(0.25)
+    assert error == pytest.approx(0.25 / 3**0.5)  # stdev 0.25 over 3 tasks
+    # Two seeds: each task's final rate is their mean (0.5, 0.5, 1.0: differences 0, 0.25, 0).
+    other = {"a": 0.25, "b": 0.25, "c": 1.0}
+    assert paired_difference([final, other], start)[0] == pytest.approx(0.25 / 3)  # type: ignore[index]
+    for finals, begin in (([final], None), ([None], start), ([{"a": 1.0}], start), ([], start)):
+        assert paired_difference(finals, begin) is None
+    assert paired_difference([{"a": 1.0}], {"a": 0.0}) is None  # one task has no spread

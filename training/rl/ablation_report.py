@@ -1,0 +1,276 @@
+"""The ablation's report: one run's outcome, the markdown tables, the PNG, and the files.
+
+:func:`write_ablation` writes ``ablation.json``, ``ablation.md`` (:func:`ablation_table`, then
+:func:`depth_table`) and ``ablation.png`` (:func:`plot_ablation`).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from .heldout import DepthScore, Heldout, HeldoutScore, paired_difference
+
+__all__ = [
+    "CURVES",
+    "AblationRun",
+    "ablation_table",
+    "depth_table",
+    "heldout_scores",
+    "plot_ablation",
+    "write_ablation",
+]
+
+CURVES = (("reward/trajectory_mean", "trajectory reward"), ("success", "success (train rollouts)"))
+
+
+class AblationRun(BaseModel):
+    """The outcome of one (estimator, seed) run.
+
+    Attributes:
+        estimator: The advantage estimator.
+        seed: The run's seed (torch and rollout sampling).
+        steps: Steps in the metrics file.
+        episodes: Rollout episodes sampled in total (the budget).
+        final_reward: Mean trajectory reward over the last ``window`` steps.
+        final_success: Mean rollout success over the last ``window`` steps.
+        zero_variance_groups: Mean share of zero-variance groups over all steps.
+        wall_s: Sum of step times.
+        heldout: The final policy's held-out score (``None`` when not evaluated).
+        curves: Per-step values of the plotted metrics.
+    """
+
+    estimator: str
+    seed: int
+    steps: int
+    episodes: int
+    final_reward: float
+    final_success: float
+    zero_variance_groups: float
+    wall_s: float
+    heldout: HeldoutScore | None = None
+    curves: dict[str, list[float]]
+
+
+def _mean_std(values: Sequence[float]) -> str:
+    if len(values) == 1:
+        return f"{values[0]:.3f}"
+    return f"{statistics.fmean(values):.3f} ± {statistics.stdev(values):.3f}"
+
+
+def _paired_cell(group: Sequence[AblationRun], start: HeldoutScore | None) -> str:
+    scored = [run.heldout.per_task for run in group if run.heldout is not None]
+    paired = paired_difference(scored, start.per_task if start is not None else None)
+    return "-" if paired is None else f"{paired[0]:+.3f} ± {paired[1]:.3f}"
+
+
+def ablation_table(
+    runs: Sequence[AblationRun],
+    *,
+    start: HeldoutScore | None = None,
+    heldout: Heldout | None = None,
+) -> str:
+    """A markdown table: one row per estimator, mean ± std over seeds.
+
+    With ``start`` a first row gives the starting policy's held-out success, and each
+    estimator's row its paired difference to it (:func:`paired_difference`, when per-task
+    rates were kept); with ``heldout`` a line under the table says how held-out success was
+    measured.
+    """
+    lines = [
+        "| estimator | seeds | steps | episodes | final reward | final success "
+        "| held-out success | Δ held-out vs start | held-out format errors "
+        "| zero-var groups | wall s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    if start is not None:
+        errors = "-" if start.format_errors is None else f"{start.format_errors:.3f}"
+        lines.append(
+            f"| start (no RL) | - | 0 | 0 | - | - | {start.success:.3f} | - | {errors} | - | 0 |"
+        )
+    for estimator in dict.fromkeys(run.estimator for run in runs):
+        group = [run for run in runs if run.estimator == estimator]
+        scored = [run.heldout for run in group if run.heldout is not None]
+        scores = [score.success for score in scored]
+        errors = [score.format_errors for score in scored if score.format_errors is not None]
+        lines.append(
+            f"| {estimator} | {','.join(str(run.seed) for run in group)} "
+            f"| {group[0].steps} | {sum(run.episodes for run in group)} "
+            f"| {_mean_std([run.final_reward for run in group])} "
+            f"| {_mean_std([run.final_success for run in group])} "
+            f"| {_mean_std(scores) if scores else '-'} "
+            f"| {_paired_cell(group, start)} "
+            f"| {_mean_std(errors) if errors else '-'} "
+            f"| {_mean_std([run.zero_variance_groups for run in group])} "
+            f"| {sum(run.wall_s for run in group):.0f} |"
+        )
+    if heldout is not None:
+        note = f"Held-out success: {heldout.describe()}."
+        if start is not None:
+            note += (
+                f" One score is the mean of {heldout.episodes} episodes: its binomial standard "
+                f"error at the start's rate is {heldout.standard_error(start.success):.3f}."
+                " Δ is the mean over tasks of (final − start) success ± its standard error"
+                " over the tasks (paired by task; seeds averaged per task)."
+            )
+        note += " Format errors: turns with one, per held-out episode."
+        lines += ["", note]
+    return "\n".join(lines) + "\n"
+
+
+def _pooled(scores: Sequence[DepthScore]) -> DepthScore:
+    """Seeds' scores of one depth as one (episode-weighted success, mean calls per turn)."""
+    episodes = sum(score.episodes for score in scores)
+    return DepthScore(
+        episodes=episodes,
+        success=sum(score.success * score.episodes for score in scores) / episodes,
+        calls_per_execute_turn=statistics.fmean(s.calls_per_execute_turn for s in scores),
+    )
+
+
+def depth_table(runs: Sequence[AblationRun], *, start: HeldoutScore | None = None) -> str:
+    """Held-out success and calls per execute turn per gold-graph depth, as markdown.
+
+    One row for the start and one per estimator (seeds pooled); empty when no score has a
+    depth breakdown. A policy that issues a chained task's calls together, before their
+    inputs exist, shows here: depth-2 success falls while its calls per execute turn rise
+    above 1.
+    """
+    rows: list[tuple[str, dict[int, DepthScore]]] = []
+    if start is not None and start.by_depth:
+        rows.append(("start (no RL)", start.by_depth))
+    for estimator in dict.fromkeys(run.estimator for run in runs):
+        breakdowns = [
+            run.heldout.by_depth
+            for run in runs
+            if run.estimator == estimator and run.heldout is not None and run.heldout.by_depth
+        ]
+        depths = sorted({depth for breakdown in breakdowns for depth in breakdown})
+        pooled = {d: _pooled([b[d] for b in breakdowns if d in b]) for d in depths}
+        if pooled:
+            rows.append((estimator, pooled))
+    if not rows:
+        return ""
+    depths = sorted({depth for _, breakdown in rows for depth in breakdown})
+    header = "| policy | " + " | ".join(
+        f"depth {d} success | depth {d} calls/execute turn" for d in depths
+    )
+    lines = [header + " |", "|---|" + "---|---|" * len(depths)]
+    for name, breakdown in rows:
+        cells = []
+        for depth in depths:
+            score = breakdown.get(depth)
+            cells += (
+                ["-", "-"]
+                if score is None
+                else [
+                    f"{score.success:.3f} ({score.episodes})",
+                    f"{score.calls_per_execute_turn:.2f}",
+                ]
+            )
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    note = (
+        "By gold call-graph depth (1: independent calls; 2: the second call needs the first's"
+        " result): held-out success (episodes) and tool calls per execute turn."
+    )
+    return "\n".join([*lines, "", note]) + "\n"
+
+
+def heldout_scores(
+    runs: Sequence[AblationRun], start: HeldoutScore | None = None
+) -> dict[str, list[float]]:
+    """Held-out success per bar of the plot: the start, then each estimator's seeds in order."""
+    scores = {"start": [start.success]} if start is not None else {}
+    for estimator in dict.fromkeys(run.estimator for run in runs):
+        group = [r.heldout for r in runs if r.estimator == estimator and r.heldout is not None]
+        values = [score.success for score in group]
+        if values:
+            scores[estimator] = values
+    return scores
+
+
+def plot_ablation(
+    runs: Sequence[AblationRun],
+    png_path: Path,
+    *,
+    start: HeldoutScore | None = None,
+    heldout: Heldout | None = None,
+) -> Path:
+    """Trajectory reward and success per step for each estimator (mean over seeds, min-max band).
+
+    When held-out scores exist, a last panel shows them as bars (the start, then each
+    estimator's mean over seeds with the seeds as dots); with ``heldout`` each bar carries the
+    binomial standard error of a single score (one seed's) at its rate.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    bars = heldout_scores(runs, start)
+    panels = len(CURVES) + (1 if bars else 0)
+    figure, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4))
+    for axis, (key, title) in zip(axes, CURVES, strict=False):
+        for estimator in dict.fromkeys(run.estimator for run in runs):
+            curves = [run.curves[key] for run in runs if run.estimator == estimator]
+            length = min(len(curve) for curve in curves)
+            steps = list(range(1, length + 1))
+            columns = [[curve[i] for curve in curves] for i in range(length)]
+            axis.plot(steps, [statistics.fmean(c) for c in columns], marker=".", label=estimator)
+            axis.fill_between(
+                steps, [min(c) for c in columns], [max(c) for c in columns], alpha=0.2
+            )
+        axis.set_title(title)
+        axis.set_xlabel("step")
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axis.legend(fontsize=8)
+    if bars:
+        axis = axes[-1]
+        means = [statistics.fmean(values) for values in bars.values()]
+        # The error of one score (one seed's), at each bar's rate: the spread a single
+        # evaluation has, which is what the dots of the seeds are compared against.
+        errors = [heldout.standard_error(m) for m in means] if heldout is not None else None
+        positions = range(len(bars))
+        axis.bar(positions, means, yerr=errors, capsize=4, color="lightsteelblue")
+        for position, values in zip(positions, bars.values(), strict=True):
+            axis.scatter([position] * len(values), values, color="black", s=12, zorder=3)
+        axis.set_xticks(list(positions), list(bars))
+        axis.set_ylim(0, 1)
+        axis.set_title(f"held-out success ({heldout.describe()})" if heldout else "held-out")
+        axis.title.set_fontsize(9)
+    figure.tight_layout()
+    png_path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(png_path, dpi=100)
+    plt.close(figure)
+    return png_path
+
+
+def write_ablation(
+    runs: Sequence[AblationRun],
+    output_dir: Path,
+    *,
+    start: HeldoutScore | None = None,
+    heldout: Heldout | None = None,
+) -> None:
+    """Write ``ablation.json``, ``ablation.md`` and ``ablation.png`` to ``output_dir``."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    table = ablation_table(runs, start=start, heldout=heldout)
+    by_depth = depth_table(runs, start=start)
+    if by_depth:
+        table += "\n" + by_depth
+    payload = {
+        "runs": [run.model_dump() for run in runs],
+        "start_heldout_success": start.success if start is not None else None,
+        "start_heldout_per_task": start.per_task if start is not None else None,
+        "start_heldout_by_depth": (start.model_dump()["by_depth"] if start is not None else None),
+        "heldout": heldout.model_dump() if heldout is not None else None,
+        "table": table,
+    }
+    (output_dir / "ablation.json").write_text(json.dumps(payload, indent=2), encoding="utf-8")
+    (output_dir / "ablation.md").write_text(table, encoding="utf-8")
+    plot_ablation(runs, output_dir / "ablation.png", start=start, heldout=heldout)

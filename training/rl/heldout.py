@@ -1,0 +1,234 @@
+"""Held-out scoring of RL policies: what is evaluated, the score, and its on-disk cache.
+
+The starting policy and each final policy of an ablation are evaluated on the same ``test-seen``
+ToolEnv tasks with the same decoding (:class:`Heldout`). A :class:`HeldoutScore` keeps the overall
+success, each task's rate (so finals pair with the start task by task,
+:func:`paired_difference`), format errors, and success by gold call-graph depth
+(:class:`DepthScore`). Sampled scores are cached beside the run under a key of everything they
+depend on (:func:`score_key`), so a rerun reads them back instead of drawing them again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from mcp_servers.toolenv import Task
+from mcp_servers.toolenv.evaluation import EpisodeMetrics
+from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.trajectory import read_episodes
+from training.evaluate import check_eval_decoding
+
+from .config import RLConfig
+
+__all__ = [
+    "HELDOUT",
+    "DepthScore",
+    "Heldout",
+    "HeldoutScore",
+    "cached_score",
+    "paired_difference",
+    "save_score",
+    "score_key",
+]
+
+logger = logging.getLogger(__name__)
+
+HELDOUT = "test-seen"
+
+
+class Heldout(BaseModel):
+    """How the starting and the final policies are evaluated on held-out tasks.
+
+    Attributes:
+        tasks: ``test-seen`` tasks (from the RL config's ``task_families`` when set).
+        samples: Episodes per task (more than 1 needs a temperature).
+        temperature: 0 is greedy; above 0 every episode samples at it.
+    """
+
+    tasks: int
+    samples: int = 1
+    temperature: float = 0.0
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Reject counts below 1, a negative temperature, and repeated greedy samples."""
+        if self.tasks < 1:
+            raise ConfigError(f"held-out: need tasks >= 1, got {self.tasks}")
+        check_eval_decoding(self.samples, self.temperature, owner="held-out")
+
+    @property
+    def episodes(self) -> int:
+        """Episodes behind one held-out score."""
+        return self.tasks * self.samples
+
+    def standard_error(self, rate: float) -> float:
+        """Binomial standard error of one score at success ``rate``.
+
+        Episodes count as independent, which repeated samples of one task are not quite.
+        """
+        return math.sqrt(rate * (1 - rate) / self.episodes)
+
+    def describe(self) -> str:
+        """One line for the report, e.g. ``12 test-seen tasks, 4 samples at T=1.0``."""
+        plural = "s" if self.samples > 1 else ""
+        decoding = (
+            "greedy"
+            if self.temperature == 0
+            else f"{self.samples} sample{plural} at T={self.temperature}"
+        )
+        return f"{self.tasks} {HELDOUT} tasks, {decoding}"
+
+
+class DepthScore(BaseModel):
+    """Held-out episodes of one gold call-graph depth (1: independent calls; 2 and more: chained).
+
+    Attributes:
+        episodes: Episodes of tasks with this depth.
+        success: Their success rate.
+        calls_per_execute_turn: Tool calls per execute turn over them (a chain done right makes 1).
+    """
+
+    episodes: int
+    success: float
+    calls_per_execute_turn: float
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[EpisodeMetrics]) -> DepthScore:
+        """The episodes' success and calls per execute turn (``rows`` is not empty)."""
+        execute_turns = sum(row.execute_turns for row in rows)
+        return cls(
+            episodes=len(rows),
+            success=statistics.fmean(row.success for row in rows),
+            calls_per_execute_turn=(
+                sum(row.execute_calls for row in rows) / execute_turns if execute_turns else 0.0
+            ),
+        )
+
+
+class HeldoutScore(BaseModel):
+    """One policy's held-out result.
+
+    Attributes:
+        success: Success over every episode.
+        per_task: Success rate per task id (``None`` in a score cached before it was kept).
+        format_errors: Mean turns with a format error per episode (``None`` likewise).
+        by_depth: Success and calls per execute turn per gold-graph depth (``None`` likewise).
+    """
+
+    success: float
+    per_task: dict[str, float] | None = None
+    format_errors: float | None = None
+    by_depth: dict[int, DepthScore] | None = None
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[EpisodeMetrics]) -> HeldoutScore:
+        """The score of evaluated episodes (several per task when sampled)."""
+        by_task: dict[str, list[bool]] = defaultdict(list)
+        by_depth: dict[int, list[EpisodeMetrics]] = defaultdict(list)
+        for row in rows:
+            by_task[row.task_id].append(row.success)
+            by_depth[row.gold_depth].append(row)
+        return cls(
+            success=statistics.fmean(row.success for row in rows) if rows else 0.0,
+            per_task={task: statistics.fmean(values) for task, values in by_task.items()},
+            format_errors=statistics.fmean(row.format_error_turns for row in rows) if rows else 0.0,
+            by_depth={
+                depth: DepthScore.from_rows(group) for depth, group in sorted(by_depth.items())
+            },
+        )
+
+    @classmethod
+    def from_episodes(cls, path: Path) -> HeldoutScore:
+        """The score of an evaluation's episodes file (each episode carries its metrics)."""
+        return cls.from_rows(
+            [
+                EpisodeMetrics.model_validate(episode.metadata["metrics"])
+                for episode in read_episodes(path, strict=True)
+            ]
+        )
+
+
+def paired_difference(
+    finals: Sequence[dict[str, float] | None], start: dict[str, float] | None
+) -> tuple[float, float] | None:
+    """Mean over tasks of (final − start) success, and its standard error over the tasks.
+
+    Paired by task, so a task's difficulty cancels: the error is that of the difference, smaller
+    than two independent scores' when the same tasks are easy or hard for both policies. With
+    several finals (seeds), each task's final rate is their mean. ``None`` unless every policy
+    has per-task rates on the same tasks, at least two of them.
+    """
+    if start is None or not finals or any(f is None or f.keys() != start.keys() for f in finals):
+        return None
+    if len(start) < 2:
+        return None
+    differences = [
+        statistics.fmean(final[task] for final in finals if final is not None) - start[task]
+        for task in start
+    ]
+    error = statistics.stdev(differences) / math.sqrt(len(differences))
+    return statistics.fmean(differences), error
+
+
+def score_key(
+    config: RLConfig, tasks: Sequence[Task], heldout: Heldout, *, step: int
+) -> dict[str, Any]:
+    """What a cached held-out score depends on: weights (start point and step), tasks, decoding."""
+    return {
+        "model": config.model,
+        "adapter": str(config.adapter) if config.adapter is not None else None,
+        "dtype": config.dtype,
+        "step": step,
+        "tasks": [task.id for task in tasks],
+        "max_turns": config.max_turns,
+        "max_new_tokens": config.max_new_tokens,
+        "samples": heldout.samples,
+        "temperature": heldout.temperature,
+    }
+
+
+def cached_score(path: Path, key: dict[str, Any], episodes: Path) -> HeldoutScore | None:
+    """The score stored at ``path`` for exactly ``key`` (sampled scores are not re-drawn).
+
+    A score cached before ``by_depth`` was kept gets it from the evaluation's ``episodes`` file
+    when that is still there.
+    """
+    if not path.is_file():
+        return None
+    cached = json.loads(path.read_text(encoding="utf-8"))
+    if cached.get("key") != key:
+        return None
+    by_depth = cached.get("by_depth")
+    if by_depth is None and episodes.is_file():
+        try:
+            by_depth = HeldoutScore.from_episodes(episodes).by_depth
+        except (ConfigError, KeyError) as exc:
+            logger.warning("%s: no depth breakdown (%s)", episodes, exc)
+    return HeldoutScore(
+        success=cached["heldout_success"],
+        per_task=cached.get("per_task"),
+        format_errors=cached.get("format_errors"),
+        by_depth=by_depth,
+    )
+
+
+def save_score(path: Path, key: dict[str, Any], score: HeldoutScore) -> None:
+    """Cache ``score`` at ``path`` under ``key`` (read back by :func:`cached_score`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "key": key,
+        "split": HELDOUT,
+        "heldout_success": score.success,
+        "per_task": score.per_task,
+        "format_errors": score.format_errors,
+        "by_depth": score.model_dump()["by_depth"],
+    }
+    path.write_text(json.dumps(payload) + "\n", encoding="utf-8")
