@@ -1,4 +1,4 @@
-"""The RL curves as one PNG: rewards per level, success and zero-variance groups, KL, loss, NLL."""
+"""The RL curves as one PNG: rewards per level, success, zero-variance groups, KL, loss, NLL, SNR."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ _PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("KL to reference", ("kl",)),
     ("loss / mean advantage", ("loss", "advantage_mean")),
     ("sampled-token NLL (entropy at T = 1)", ("rollout_nll",)),
+    ("gradient signal/noise across groups", ("grad_snr", "grad_group_cosine")),
 )
 
 
