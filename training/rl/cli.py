@@ -149,3 +149,38 @@ def ablation(
         raise typer.Exit(code=2) from exc
     typer.echo((output_dir / "ablation.md").read_text(encoding="utf-8"), nl=False)
     typer.echo(f"written to {output_dir}/ablation.{{json,md,png}}")
+
+
+@rl_app.command()
+def probe(
+    episodes: Annotated[
+        Path, typer.Option(help="Held-out episodes of an ablation (start/heldout.jsonl).")
+    ],
+    config: Annotated[
+        Path | None, typer.Option("--config", help="RLConfig YAML/JSON of that ablation.")
+    ] = None,
+    adapter: Annotated[
+        Path | None, typer.Option(help="LoRA adapter to probe instead (sets lora: true).")
+    ] = None,
+    assignments: SetOption = None,
+) -> None:
+    """Gradient signal-to-noise of one update on recorded episodes (one group per task)."""
+    import json
+
+    from .probe import probe_gradient
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        result = probe_gradient(_load(config, assignments, None, adapter), episodes)
+    except ParaAgentError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from exc
+    typer.echo(json.dumps(result, indent=2))
+    snr = result.get("grad_snr")
+    cosine = result.get("grad_group_cosine")
+    typer.echo(
+        f"{result['groups']} groups, {result['episodes']} episodes: gradient SNR "
+        + ("-" if snr is None else f"{snr:.3f}")
+        + ", mean cosine between groups "
+        + ("-" if cosine is None else f"{cosine:.3f}")
+    )

@@ -1,4 +1,4 @@
-"""The RL curves as one PNG: rewards per level, success, zero-variance groups, KL, loss, NLL, SNR."""
+"""The RL curves as one PNG: level rewards, success, zero-variance groups, KL, loss, NLL, SNR."""
 
 from __future__ import annotations
 

@@ -265,10 +265,53 @@ class RLTrainer:
         rollout_s = time.perf_counter() - started
         cache_after = _prefix_counts(self.engine.policy)
         groups = [index for index in range(len(tasks)) for _ in range(config.group_size)]
-        group_tasks = [tasks[group] for group in groups]
+        update, rewards = self.update_on(episodes, [tasks[group] for group in groups], groups)
+        self.step += 1
+        generated = sum(len(turn.token_ids or []) for episode in episodes for turn in episode.turns)
+        logprobs = [
+            lp for episode in episodes for turn in episode.turns for lp in turn.logprobs or []
+        ]
+        # Rows hold every sampled id; collate cut the ones past max_length.
+        truncated = generated - int(update["train_tokens"])
+        if truncated:
+            logger.warning(
+                "step %d: %d sampled tokens lie past max_length %d and get no gradient; "
+                "raise max_length",
+                self.step,
+                truncated,
+                config.max_length,
+            )
+        metrics = self._metrics(rewards, groups, episodes)
+        metrics.update(update)
+        metrics.update(
+            step=self.step,
+            rollout_tokens=generated,
+            rollout_tokens_per_s=generated / rollout_s if rollout_s > 0 else 0.0,
+            rollout_prefix_reuse=_reuse(cache_before, cache_after),
+            # The sampling policy's per-token entropy when T = 1: it rises when updates spread
+            # probability away from the sampled tokens.
+            rollout_nll=-statistics.fmean(logprobs) if logprobs else 0.0,
+            truncated_tokens=truncated,
+            step_time_s=time.perf_counter() - started,
+        )
+        return metrics
+
+    def update_on(
+        self, episodes: Sequence[Episode], tasks: Sequence[Task], groups: Sequence[int]
+    ) -> tuple[dict[str, float], list[EpisodeRewards]]:
+        """One optimizer step on given episodes: rewards, advantages, the update (no rollout).
+
+        ``train_step`` calls it on its rollouts; it also trains on (or, with ``gradient_noise``,
+        probes the gradient of) recorded episodes. ``tasks[i]`` is the task of ``episodes[i]``
+        and ``groups[i]`` its group: advantages are relative within a group.
+
+        Returns:
+            The update's metrics and each episode's rewards.
+        """
+        config = self.config
         rewards = [
             score_episode(episode, task, config.reward)
-            for episode, task in zip(episodes, group_tasks, strict=True)
+            for episode, task in zip(episodes, tasks, strict=True)
         ]
         weights = {
             "correct": config.reward.traj_correct,
@@ -295,7 +338,7 @@ class RLTrainer:
             # The other processes' backward passes wait for this one's.
             update = self._update(None, None)
         else:
-            logger.warning("step %d: no rollout produced a token; skipping the update", self.step)
+            logger.warning("step %d: no episode holds a token; skipping the update", self.step)
             update = dict.fromkeys(
                 (
                     "loss",
@@ -309,35 +352,7 @@ class RLTrainer:
                 ),
                 0.0,
             )
-        self.step += 1
-        generated = sum(len(turn.token_ids or []) for episode in episodes for turn in episode.turns)
-        logprobs = [
-            lp for episode in episodes for turn in episode.turns for lp in turn.logprobs or []
-        ]
-        # Rows hold every sampled id; collate cut the ones past max_length.
-        truncated = generated - int(update["train_tokens"]) if any(rows) else 0
-        if truncated:
-            logger.warning(
-                "step %d: %d sampled tokens lie past max_length %d and get no gradient; "
-                "raise max_length",
-                self.step,
-                truncated,
-                config.max_length,
-            )
-        metrics = self._metrics(rewards, groups, episodes)
-        metrics.update(update)
-        metrics.update(
-            step=self.step,
-            rollout_tokens=generated,
-            rollout_tokens_per_s=generated / rollout_s if rollout_s > 0 else 0.0,
-            rollout_prefix_reuse=_reuse(cache_before, cache_after),
-            # The sampling policy's per-token entropy when T = 1: it rises when updates spread
-            # probability away from the sampled tokens.
-            rollout_nll=-statistics.fmean(logprobs) if logprobs else 0.0,
-            truncated_tokens=truncated,
-            step_time_s=time.perf_counter() - started,
-        )
-        return metrics
+        return update, rewards
 
     def _pad_id(self) -> int:
         tokenizer = self.policy.tokenizer
