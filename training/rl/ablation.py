@@ -25,12 +25,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mcp_servers.toolenv import Task, generate_tasks
+from mcp_servers.toolenv import Task
 from paraagent_runtime.errors import ConfigError
 
 from .ablation_report import CURVES, AblationRun, write_ablation
 from .config import RLConfig
-from .heldout import HELDOUT, Heldout, HeldoutScore, cached_score, save_score, score_key
+from .heldout import Heldout, HeldoutScore, cached_score, heldout_tasks, save_score, score_key
 from .trainer import METRICS, RLTrainer
 
 __all__ = ["DEFAULT_ESTIMATORS", "run_ablation"]
@@ -111,9 +111,7 @@ def run_ablation(
     heldout_set: list[Task] = []
     start = None
     if heldout is not None:
-        heldout_set = generate_tasks(
-            heldout.tasks, seed=base.task_seed, split=HELDOUT, families=base.task_families
-        )
+        heldout_set = heldout_tasks(base, heldout.tasks)
         start = _start_heldout(base, output_dir, heldout_set, heldout)
     runs = []
     for config in variants:

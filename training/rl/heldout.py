@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mcp_servers.toolenv import Task
+from mcp_servers.toolenv import Task, generate_tasks
 from mcp_servers.toolenv.evaluation import EpisodeMetrics
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.trajectory import read_episodes
@@ -35,6 +35,7 @@ __all__ = [
     "Heldout",
     "HeldoutScore",
     "cached_score",
+    "heldout_tasks",
     "paired_difference",
     "save_score",
     "score_key",
@@ -154,6 +155,13 @@ class HeldoutScore(BaseModel):
                 for episode in read_episodes(path, strict=True)
             ]
         )
+
+
+def heldout_tasks(config: RLConfig, count: int) -> list[Task]:
+    """The ``count`` held-out tasks an ablation with ``config`` scores policies on."""
+    return generate_tasks(
+        count, seed=config.task_seed, split=HELDOUT, families=config.task_families
+    )
 
 
 def paired_difference(

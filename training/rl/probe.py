@@ -18,12 +18,11 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from mcp_servers.toolenv import generate_tasks
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.trajectory import read_episodes
 
 from .config import RLConfig
-from .heldout import HELDOUT
+from .heldout import heldout_tasks
 from .trainer import RLTrainer
 
 __all__ = ["probe_gradient"]
@@ -50,9 +49,7 @@ def probe_gradient(config: RLConfig, episodes_path: Path) -> dict[str, Any]:
     task_ids = list(dict.fromkeys(episode.task_id for episode in episodes))
     if len(task_ids) < 2:
         raise ConfigError(f"{episodes_path}: need episodes of at least two tasks (groups)")
-    tasks = generate_tasks(
-        len(task_ids), seed=config.task_seed, split=HELDOUT, families=config.task_families
-    )
+    tasks = heldout_tasks(config, len(task_ids))
     by_id = {task.id: task for task in tasks}
     unknown = [task_id for task_id in task_ids if task_id not in by_id]
     if unknown:
