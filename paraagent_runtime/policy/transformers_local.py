@@ -16,7 +16,7 @@ import logging
 import threading
 import time
 import warnings
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     import torch
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-__all__ = ["TransformersPolicy"]
+__all__ = ["TransformersPolicy", "quiet_peft"]
 
 logger = logging.getLogger(__name__)
 
@@ -209,10 +209,7 @@ class TransformersPolicy(Policy):
         from peft import PeftModel
 
         try:
-            with warnings.catch_warnings():
-                # peft reads transformers' deprecated `is_gradient_checkpointing` (a FutureWarning
-                # that is not ours to fix and would fail runs that treat warnings as errors).
-                warnings.simplefilter("ignore", FutureWarning)
+            with quiet_peft():
                 return PeftModel.from_pretrained(model, adapter)
         except (OSError, ValueError) as exc:
             raise ConfigError(
@@ -509,6 +506,17 @@ class TransformersPolicy(Policy):
                 yield
 
         return fork()
+
+
+@contextlib.contextmanager
+def quiet_peft() -> Iterator[None]:
+    """Silence the FutureWarning peft raises by reading transformers' `is_gradient_checkpointing`.
+
+    Not ours to fix, and it would fail runs that treat warnings as errors.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        yield
 
 
 def _first_line(exc: BaseException) -> str:

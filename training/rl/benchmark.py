@@ -30,10 +30,11 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
+from paraagent_runtime.policy.transformers_local import quiet_peft
 from training.algo import kept_logprobs, logit_positions, sequence_logprobs
 
 from .config import RLConfig
-from .model import fresh_adapter, quiet_peft, without_dropout
+from .model import fresh_adapter, without_dropout
 
 __all__ = ["DTYPES", "episode_mask", "fidelity", "recorded_turns", "table", "time_step"]
 

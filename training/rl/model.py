@@ -15,7 +15,6 @@ import contextlib
 import copy
 import importlib.util
 import logging
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 import torch
 
 from paraagent_runtime.errors import ConfigError, UserError
-from paraagent_runtime.policy.transformers_local import TransformersPolicy
+from paraagent_runtime.policy.transformers_local import TransformersPolicy, quiet_peft
 
 if TYPE_CHECKING:
     from .config import RLConfig
@@ -33,7 +32,6 @@ __all__ = [
     "RLModel",
     "fresh_adapter",
     "load_rl_model",
-    "quiet_peft",
     "without_dropout",
 ]
 
@@ -127,17 +125,6 @@ class RLModel:
         else:
             self.module.save_pretrained(directory, **extra)  # type: ignore[operator]
         self.policy.tokenizer.save_pretrained(directory)
-
-
-@contextlib.contextmanager
-def quiet_peft() -> Iterator[None]:
-    """Silence the FutureWarning peft raises by reading transformers' `is_gradient_checkpointing`.
-
-    Not ours to fix, and it would fail runs that treat warnings as errors.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        yield
 
 
 def without_dropout(module: torch.nn.Module) -> None:

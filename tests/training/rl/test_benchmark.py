@@ -87,7 +87,7 @@ def test_a_saved_adapter_trains_without_its_dropout_as_rl_does(tmp_path: Path) -
     from transformers import AutoModelForCausalLM
 
     from paraagent_runtime.policy.tiny import build_tiny_model
-    from training.rl.model import quiet_peft
+    from paraagent_runtime.policy.transformers_local import quiet_peft
 
     source = build_tiny_model(tmp_path / "tiny")
     lora = LoraConfig(r=2, lora_dropout=0.3, target_modules=["q_proj"], task_type="CAUSAL_LM")
