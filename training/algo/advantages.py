@@ -301,7 +301,7 @@ def turn_advantages(
 
     Trajectory-level estimators (``grpo``, ``dr_grpo``, ``gdpo``) give every turn of an episode the
     episode's advantage; ``gdpo`` normalizes the trajectory reward components (correct, format,
-    efficiency) separately and weights them by ``component_weights`` (default 1 each).
+    efficiency, facts) separately and weights them by ``component_weights`` (default 1 each).
     """
     if config.estimator == "multilevel":
         return multilevel_turn_advantages(rewards, groups, config)

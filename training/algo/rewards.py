@@ -86,6 +86,9 @@ class RewardConfig:
             turns (0 when the episode never answers).
         traj_efficiency (`float`, defaults to `0.3`): trajectory weight of efficiency (ideal vs
             actual turns and calls), counted only when the answer is correct.
+        traj_facts (`float`, defaults to `0.0`): trajectory weight of the share of the task's
+            gold facts the final answer states (partial credit: a wrong answer that gets some
+            facts right scores above one that gets none). Off by default, as in the paper.
         arg_rel_tol (`float`, defaults to `1e-3`): relative tolerance when comparing numeric
             arguments with gold ones.
     """
@@ -119,6 +122,9 @@ class RewardConfig:
     traj_efficiency: float = option(
         0.3, help="Trajectory weight of efficiency (only when correct)."
     )
+    traj_facts: float = option(
+        0.0, help="Trajectory weight of the share of gold facts the answer states."
+    )
     arg_rel_tol: float = option(1e-3, help="Relative tolerance for numeric argument matches.")
 
     def __post_init__(self) -> None:
@@ -133,6 +139,15 @@ class RewardConfig:
                 raise ConfigError(
                     f"RewardConfig.{name}: must be >= 0 (penalties are subtracted), got {value}"
                 )
+
+    def trajectory_weights(self) -> dict[str, float]:
+        """The weight of each trajectory reward component, by its name in ``EpisodeRewards``."""
+        return {
+            "correct": self.traj_correct,
+            "format": self.traj_format,
+            "efficiency": self.traj_efficiency,
+            "facts": self.traj_facts,
+        }
 
 
 @dataclass
@@ -177,7 +192,8 @@ class EpisodeRewards:
         steps: One per turn, in turn order.
         phases: One per phase segment, in order.
         trajectory: The weighted trajectory reward.
-        trajectory_components: Its unweighted terms (``correct``, ``format``, ``efficiency``).
+        trajectory_components: Its unweighted terms (``correct``, ``format``, ``efficiency``,
+            ``facts``).
         success: The checker's verdict on the final answer.
         n_turns: Turns in the episode.
     """
@@ -512,7 +528,8 @@ def score_episode(
     phases = _phase_rewards(kinds, facts, later_called, levels_done, scorer)
 
     answered = episode.status == "answered" and episode.answer is not None
-    success = answered and check_answer(task, episode.answer or "").success
+    verdict = check_answer(task, episode.answer or "") if answered else None
+    success = verdict is not None and verdict.success
     n_turns = len(episode.turns)
     valid_share = (
         sum(not turn.format_errors for turn in episode.turns) / n_turns if n_turns else 0.0
@@ -529,12 +546,10 @@ def score_episode(
         "correct": 1.0 if success else 0.0,
         "format": valid_share if answered else 0.0,
         "efficiency": efficiency,
+        "facts": verdict.score if verdict is not None else 0.0,
     }
-    trajectory = (
-        config.traj_correct * components["correct"]
-        + config.traj_format * components["format"]
-        + config.traj_efficiency * components["efficiency"]
-    )
+    weights = config.trajectory_weights()
+    trajectory = sum(weights[name] * value for name, value in components.items())
     return EpisodeRewards(
         steps=steps,
         phases=phases,

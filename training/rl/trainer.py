@@ -313,12 +313,9 @@ class RLTrainer:
             score_episode(episode, task, config.reward)
             for episode, task in zip(episodes, tasks, strict=True)
         ]
-        weights = {
-            "correct": config.reward.traj_correct,
-            "format": config.reward.traj_format,
-            "efficiency": config.reward.traj_efficiency,
-        }
-        per_turn = turn_advantages(rewards, groups, config.advantage, component_weights=weights)
+        per_turn = turn_advantages(
+            rewards, groups, config.advantage, component_weights=config.reward.trajectory_weights()
+        )
         rows = [episode_rows(episode) for episode in episodes]
         if any(rows):
             batch = collate(rows, pad_token_id=self._pad_id(), max_length=config.max_length)

@@ -104,7 +104,34 @@ async def test_duplicates_wrong_arguments_and_wrong_answer() -> None:
     assert rewards.steps[2].components["gold_calls"] == 0.0
     assert len(rewards.phases) == 2 and rewards.phases[0].turns == [0, 1]
     assert not rewards.success
-    assert rewards.trajectory_components == {"correct": 0.0, "format": 1.0, "efficiency": 0.0}
+    assert rewards.trajectory_components == {
+        "correct": 0.0,
+        "format": 1.0,
+        "efficiency": 0.0,
+        "facts": 0.25,  # "sunny" is one city's sky: 1 of the 4 facts
+    }
+
+
+async def test_an_answer_with_some_gold_facts_gets_partial_credit() -> None:
+    weather = task("multi_city_weather")
+    cities = [node.arguments["city"] for node in weather.calls]
+    first = weather.facts[0]
+    assert all(fact.value != first.value for fact in weather.facts[1:])
+    episode = await run(
+        weather,
+        [
+            explore(call("search_tools", query="current weather conditions in a city", top_k=2)),
+            execute(*(call("weather__get_current_weather", city=c) for c in cities)),
+            f"<answer>{first.label}: {first.value}</answer>",
+        ],
+    )
+    share = 1 / len(weather.facts)
+    plain = score_episode(episode, weather)
+    partial = score_episode(episode, weather, RewardConfig(traj_facts=0.5))
+    assert not plain.success and len(weather.facts) >= 2
+    assert plain.trajectory_components["facts"] == pytest.approx(share)
+    assert plain.trajectory == pytest.approx(0.2)  # counted, weighted 0 by default
+    assert partial.trajectory == pytest.approx(0.2 + 0.5 * share)
 
 
 async def test_bound_arguments_resolve_from_observed_outputs() -> None:
