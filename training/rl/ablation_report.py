@@ -10,6 +10,7 @@ import json
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -62,10 +63,18 @@ def _mean_std(values: Sequence[float]) -> str:
     return f"{statistics.fmean(values):.3f} ± {statistics.stdev(values):.3f}"
 
 
-def _paired_cell(group: Sequence[AblationRun], start: HeldoutScore | None) -> str:
-    scored = [run.heldout.per_task for run in group if run.heldout is not None]
-    paired = paired_difference(scored, start.per_task if start is not None else None)
+def _paired_cell(
+    group: Sequence[AblationRun],
+    start: HeldoutScore | None,
+    per_task: Literal["per_task", "facts_per_task"],
+) -> str:
+    scored = [getattr(run.heldout, per_task) for run in group if run.heldout is not None]
+    paired = paired_difference(scored, getattr(start, per_task) if start is not None else None)
     return "-" if paired is None else f"{paired[0]:+.3f} ± {paired[1]:.3f}"
+
+
+def _optional(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def ablation_table(
@@ -78,24 +87,25 @@ def ablation_table(
 
     With ``start`` a first row gives the starting policy's held-out success, and each
     estimator's row its paired difference to it (:func:`paired_difference`, when per-task
-    rates were kept); with ``heldout`` a line under the table says how held-out success was
-    measured.
+    rates were kept), for success and for the share of gold facts the answers state; with
+    ``heldout`` a line under the table says how held-out success was measured.
     """
     lines = [
         "| estimator | seeds | steps | episodes | final reward | final success "
-        "| held-out success | Δ held-out vs start | held-out format errors "
-        "| zero-var groups | wall s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| held-out success | Δ held-out vs start | held-out facts | Δ facts vs start "
+        "| held-out format errors | zero-var groups | wall s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     if start is not None:
-        errors = "-" if start.format_errors is None else f"{start.format_errors:.3f}"
         lines.append(
-            f"| start (no RL) | - | 0 | 0 | - | - | {start.success:.3f} | - | {errors} | - | 0 |"
+            f"| start (no RL) | - | 0 | 0 | - | - | {start.success:.3f} | - "
+            f"| {_optional(start.facts)} | - | {_optional(start.format_errors)} | - | 0 |"
         )
     for estimator in dict.fromkeys(run.estimator for run in runs):
         group = [run for run in runs if run.estimator == estimator]
         scored = [run.heldout for run in group if run.heldout is not None]
         scores = [score.success for score in scored]
+        facts = [score.facts for score in scored if score.facts is not None]
         errors = [score.format_errors for score in scored if score.format_errors is not None]
         lines.append(
             f"| {estimator} | {','.join(str(run.seed) for run in group)} "
@@ -103,7 +113,9 @@ def ablation_table(
             f"| {_mean_std([run.final_reward for run in group])} "
             f"| {_mean_std([run.final_success for run in group])} "
             f"| {_mean_std(scores) if scores else '-'} "
-            f"| {_paired_cell(group, start)} "
+            f"| {_paired_cell(group, start, 'per_task')} "
+            f"| {_mean_std(facts) if facts else '-'} "
+            f"| {_paired_cell(group, start, 'facts_per_task')} "
             f"| {_mean_std(errors) if errors else '-'} "
             f"| {_mean_std([run.zero_variance_groups for run in group])} "
             f"| {sum(run.wall_s for run in group):.0f} |"
@@ -117,7 +129,11 @@ def ablation_table(
                 " Δ is the mean over tasks of (final − start) success ± its standard error"
                 " over the tasks (paired by task; seeds averaged per task)."
             )
-        note += " Format errors: turns with one, per held-out episode."
+        note += (
+            " Facts: the mean share of the task's gold facts the final answer states (partial"
+            " credit; Δ facts is paired the same way). Format errors: turns with one, per"
+            " held-out episode."
+        )
         lines += ["", note]
     return "\n".join(lines) + "\n"
 

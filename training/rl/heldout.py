@@ -3,7 +3,8 @@
 The starting policy and each final policy of an ablation are evaluated on the same ``test-seen``
 ToolEnv tasks with the same decoding (:class:`Heldout`). A :class:`HeldoutScore` keeps the overall
 success, each task's rate (so finals pair with the start task by task,
-:func:`paired_difference`), format errors, and success by gold call-graph depth
+:func:`paired_difference`), the share of gold facts the answers state (partial credit, far less
+noisy than success on a few dozen episodes), format errors, and success by gold call-graph depth
 (:class:`DepthScore`). Sampled scores are cached beside the run under a key of everything they
 depend on (:func:`score_key`), so a rerun reads them back instead of drawing them again.
 """
@@ -122,24 +123,37 @@ class HeldoutScore(BaseModel):
         per_task: Success rate per task id (``None`` in a score cached before it was kept).
         format_errors: Mean turns with a format error per episode (``None`` likewise).
         by_depth: Success and calls per execute turn per gold-graph depth (``None`` likewise).
+        facts: Mean share of the task's gold facts the final answers state (the checker's score;
+            ``None`` likewise).
+        facts_per_task: That share per task id (``None`` likewise).
     """
 
     success: float
     per_task: dict[str, float] | None = None
     format_errors: float | None = None
     by_depth: dict[int, DepthScore] | None = None
+    facts: float | None = None
+    facts_per_task: dict[str, float] | None = None
 
     @classmethod
     def from_rows(cls, rows: Sequence[EpisodeMetrics]) -> HeldoutScore:
         """The score of evaluated episodes (several per task when sampled)."""
-        by_task: dict[str, list[bool]] = defaultdict(list)
+        by_task: dict[str, list[EpisodeMetrics]] = defaultdict(list)
         by_depth: dict[int, list[EpisodeMetrics]] = defaultdict(list)
         for row in rows:
-            by_task[row.task_id].append(row.success)
+            by_task[row.task_id].append(row)
             by_depth[row.gold_depth].append(row)
         return cls(
             success=statistics.fmean(row.success for row in rows) if rows else 0.0,
-            per_task={task: statistics.fmean(values) for task, values in by_task.items()},
+            per_task={
+                task: statistics.fmean(row.success for row in group)
+                for task, group in by_task.items()
+            },
+            facts=statistics.fmean(row.score for row in rows) if rows else 0.0,
+            facts_per_task={
+                task: statistics.fmean(row.score for row in group)
+                for task, group in by_task.items()
+            },
             format_errors=statistics.fmean(row.format_error_turns for row in rows) if rows else 0.0,
             by_depth={
                 depth: DepthScore.from_rows(group) for depth, group in sorted(by_depth.items())
@@ -203,29 +217,37 @@ def score_key(
     }
 
 
+_FROM_EPISODES = ("by_depth", "facts", "facts_per_task")
+
+
 def cached_score(path: Path, key: dict[str, Any], episodes: Path) -> HeldoutScore | None:
     """The score stored at ``path`` for exactly ``key`` (sampled scores are not re-drawn).
 
-    A score cached before ``by_depth`` was kept gets it from the evaluation's ``episodes`` file
-    when that is still there.
+    A score cached before ``by_depth`` or the facts were kept gets them from the evaluation's
+    ``episodes`` file when that is still there.
     """
     if not path.is_file():
         return None
     cached = json.loads(path.read_text(encoding="utf-8"))
     if cached.get("key") != key:
         return None
-    by_depth = cached.get("by_depth")
-    if by_depth is None and episodes.is_file():
-        try:
-            by_depth = HeldoutScore.from_episodes(episodes).by_depth
-        except (ConfigError, KeyError) as exc:
-            logger.warning("%s: no depth breakdown (%s)", episodes, exc)
-    return HeldoutScore(
+    score = HeldoutScore(
         success=cached["heldout_success"],
         per_task=cached.get("per_task"),
         format_errors=cached.get("format_errors"),
-        by_depth=by_depth,
+        by_depth=cached.get("by_depth"),
+        facts=cached.get("facts"),
+        facts_per_task=cached.get("facts_per_task"),
     )
+    missing = [name for name in _FROM_EPISODES if getattr(score, name) is None]
+    if missing and episodes.is_file():
+        try:
+            recomputed = HeldoutScore.from_episodes(episodes)
+        except (ConfigError, KeyError) as exc:
+            logger.warning("%s: no %s (%s)", episodes, ", ".join(missing), exc)
+        else:
+            score = score.model_copy(update={name: getattr(recomputed, name) for name in missing})
+    return score
 
 
 def save_score(path: Path, key: dict[str, Any], score: HeldoutScore) -> None:
@@ -238,5 +260,7 @@ def save_score(path: Path, key: dict[str, Any], score: HeldoutScore) -> None:
         "per_task": score.per_task,
         "format_errors": score.format_errors,
         "by_depth": score.model_dump()["by_depth"],
+        "facts": score.facts,
+        "facts_per_task": score.facts_per_task,
     }
     path.write_text(json.dumps(payload) + "\n", encoding="utf-8")

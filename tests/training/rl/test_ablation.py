@@ -87,15 +87,18 @@ def test_ablation_runs_both_estimators_with_the_same_budget(
     # The cached start score is reused only for the same starting point and decoding.
     tasks = generate_tasks(1, seed=base.task_seed, split="test-seen", families=["city_pair_facts"])
     assert start["key"]["tasks"] == [tasks[0].id]
-    # Scores split by gold-graph depth; a score cached without the split gets it from the
-    # evaluation's episodes.
+    # Scores split by gold-graph depth and keep the share of gold facts stated; a score cached
+    # without them gets them from the evaluation's episodes.
     assert "depth 1 success" in (tmp_path / "ablation.md").read_text()
     assert sum(d["episodes"] for d in start["by_depth"].values()) == 2
+    assert 0.0 <= start["facts"] <= 1.0 and list(start["facts_per_task"]) == [tasks[0].id]
     legacy = {**start, "heldout_success": 0.5, "by_depth": None}
+    del legacy["facts"], legacy["facts_per_task"]
     (tmp_path / "start.json").write_text(json.dumps(legacy))
     upgraded = _start_heldout(base, tmp_path, tasks, heldout)
     assert upgraded.success == 0.5
     assert upgraded.by_depth == HeldoutScore(success=0.0, by_depth=start["by_depth"]).by_depth
+    assert (upgraded.facts, upgraded.facts_per_task) == (start["facts"], start["facts_per_task"])
     changed = dataclasses.replace(base, max_turns=base.max_turns + 1)
     assert _start_heldout(changed, tmp_path, tasks, heldout).success == start["heldout_success"]
     _start_heldout(base, tmp_path, tasks, Heldout(tasks=1))

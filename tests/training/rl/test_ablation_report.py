@@ -52,12 +52,12 @@ def test_table_says_how_heldout_success_was_measured() -> None:
     spec = Heldout(tasks=12, samples=4, temperature=1.0)
     start = HeldoutScore(success=0.25)
     table = ablation_table([_run("grpo", 0, 0.2)], start=start, heldout=spec)
-    assert table.splitlines()[2].startswith("| start (no RL) | - | 0 | 0 | - | - | 0.250 |")
+    assert table.splitlines()[2].startswith("| start (no RL) | - | 0 | 0 | - | - | 0.250 | - | - |")
     assert "Held-out success: 12 test-seen tasks, 4 samples at T=1.0." in table
     # sqrt(0.25 * 0.75 / 48)
     assert "binomial standard error at the start's rate is 0.062." in table
     without_start = ablation_table([_run("grpo", 0, 0.2)], heldout=spec)
-    assert "4 samples at T=1.0. Format errors:" in without_start
+    assert "4 samples at T=1.0. Facts: the mean share" in without_start
 
 
 def test_depth_table_pools_seeds_and_marks_a_missing_depth() -> None:
@@ -87,11 +87,24 @@ def test_depth_table_pools_seeds_and_marks_a_missing_depth() -> None:
 
 
 def test_table_gives_each_estimator_its_paired_difference_to_the_start() -> None:
-    start = HeldoutScore(success=0.5, per_task={"a": 0.5, "b": 0.5}, format_errors=0.25)
-    final = HeldoutScore(success=0.75, per_task={"a": 1.0, "b": 0.5}, format_errors=1.5)
+    start = HeldoutScore(
+        success=0.5,
+        per_task={"a": 0.5, "b": 0.5},
+        format_errors=0.25,
+        facts=0.5,
+        facts_per_task={"a": 0.25, "b": 0.75},
+    )
+    final = HeldoutScore(
+        success=0.75,
+        per_task={"a": 1.0, "b": 0.5},
+        format_errors=1.5,
+        facts=0.875,
+        facts_per_task={"a": 1.0, "b": 0.75},
+    )
     run = _run("grpo", 0, 0.2).model_copy(update={"heldout": final})
     table = ablation_table([run, _run("multilevel", 0, 0.3)], start=start)
     start_row, grpo, multilevel = table.splitlines()[2:5]
-    assert "| 0.500 | - | 0.250 |" in start_row
-    assert "| 0.750 | +0.250 ± 0.250 | 1.500 |" in grpo
-    assert "| - | - | - |" in multilevel  # no held-out score, no difference, no errors
+    assert "| 0.500 | - | 0.500 | - | 0.250 |" in start_row
+    # facts: differences +0.75 and 0 over the two tasks, mean 0.375 ± 0.375.
+    assert "| 0.750 | +0.250 ± 0.250 | 0.875 | +0.375 ± 0.375 | 1.500 |" in grpo
+    assert "| - | - | - | - | - |" in multilevel  # no held-out score: no success, facts, errors

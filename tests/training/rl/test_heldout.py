@@ -37,6 +37,18 @@ def test_heldout_score_keeps_the_success_rate_of_each_task() -> None:
     assert score.format_errors == 0.5
 
 
+def test_heldout_score_keeps_the_share_of_gold_facts_stated_per_task() -> None:
+    shares = {("a", True): 1.0, ("a", False): 0.5, ("b", False): 0.25, ("b", True): 0.0}
+    rows = [
+        _row(task, success).model_copy(update={"score": share})
+        for (task, success), share in shares.items()
+    ]
+    score = HeldoutScore.from_rows(rows)
+    assert score.facts == pytest.approx(0.4375)
+    assert score.facts_per_task == {"a": 0.75, "b": 0.125}
+    assert score.per_task == {"a": 0.5, "b": 0.5}
+
+
 def test_heldout_score_splits_success_and_parallel_calls_by_gold_depth() -> None:
     def row(task_id: str, depth: int, success: bool, calls: int, turns: int) -> EpisodeMetrics:
         return _row(task_id, success).model_copy(
