@@ -38,7 +38,9 @@ class EvalSummary(BaseModel):
     """Aggregates over a task set.
 
     ``episodes`` exceeds ``tasks`` when each task is sampled several times (summaries saved
-    before it existed read back with ``episodes == tasks``).
+    before it existed read back with ``episodes == tasks``). ``facts_stated`` is the mean share
+    of each task's gold facts the final answers state: partial credit, a finer measure than
+    success on a few dozen episodes (``None`` in summaries saved before it existed).
     """
 
     model: str
@@ -46,6 +48,7 @@ class EvalSummary(BaseModel):
     tasks: int
     episodes: int = 0
     success_rate: float
+    facts_stated: float | None = None
     mean_turns: float
     mean_calls: float
     calls_per_execute_turn: float
@@ -73,6 +76,7 @@ def summarize_rows(model: str, rows: Sequence[EpisodeMetrics], *, mode: str) -> 
         tasks=len({row.task_id for row in rows}),
         episodes=len(rows),
         success_rate=mean([float(row.success) for row in rows]),
+        facts_stated=mean([row.score for row in rows]),
         mean_turns=mean([row.turns for row in rows]),
         mean_calls=mean([row.tool_calls for row in rows]),
         calls_per_execute_turn=round(execute_calls / executes, 3) if executes else 0.0,
@@ -146,7 +150,7 @@ async def evaluate_policy(
 
 
 SUMMARY_COLUMNS = (
-    "model", "mode", "split", "tasks", "success", "answered", "turns", "calls",
+    "model", "mode", "split", "tasks", "success", "facts stated", "answered", "turns", "calls",
     "calls/execute turn", "tool time s (sim)", "format-error turns",
 )  # fmt: skip
 """Headers of :func:`summary_cells`."""
@@ -156,11 +160,16 @@ def summary_cells(row: Mapping[str, Any]) -> list[str]:
     """One evaluation summary (``EvalSummary`` fields plus ``split``) as table cells."""
     return [
         str(row["model"]), str(row["mode"]), str(row.get("split", "-")),
-        _task_count(row), f"{row['success_rate']:.2f}", str(row["answered"]),
+        _task_count(row), f"{row['success_rate']:.2f}", _optional(row.get("facts_stated")),
+        str(row["answered"]),
         f"{row['mean_turns']:.2f}", f"{row['mean_calls']:.2f}",
         f"{row['calls_per_execute_turn']:.2f}", f"{row['mean_sim_tools_s']:.2f}",
         str(row["format_error_turns"]),
     ]  # fmt: skip
+
+
+def _optional(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
 
 
 def _task_count(row: Mapping[str, Any]) -> str:

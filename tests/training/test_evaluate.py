@@ -26,6 +26,7 @@ async def test_replaying_a_demo_through_the_agent_reproduces_it(
     [episode] = read_episodes(tmp_path / "replay.jsonl")
     assert episode.messages == demo.messages
     assert summary.success_rate == 1.0 and summary.answered == 1
+    assert summary.facts_stated == 1.0
     assert rows[0].turns == len(turns)
     assert rows[0].tool_calls == demo.calls
 
@@ -35,6 +36,7 @@ async def test_a_wrong_answer_scores_zero() -> None:
     policy = ScriptedPolicy(["<answer>no idea</answer>"])
     summary, rows = await evaluate_policy(policy, [task], model="guess")
     assert summary.success_rate == 0.0 and rows[0].status == "answered"
+    assert summary.facts_stated == 0.0
     assert summary.calls_per_execute_turn == 0.0
 
 
@@ -50,6 +52,7 @@ async def test_a_task_sampled_twice_counts_once_with_two_episodes() -> None:
     shipped = Path(__file__).parents[2] / "training/results/mode_comparison_seed0.json"
     old = EvalSummary.model_validate(json.loads(shipped.read_text())[0])
     assert old.episodes == old.tasks == 12
+    assert old.facts_stated is None and summary_cells({**old.model_dump(), "split": "x"})[5] == "-"
 
 
 def test_eval_command_covers_every_split_in_one_table(tiny_model: Path, tmp_path: Path) -> None:
