@@ -87,20 +87,19 @@ def test_depth_table_pools_seeds_and_marks_a_missing_depth() -> None:
 
 
 def test_table_gives_each_estimator_its_paired_difference_to_the_start() -> None:
-    start = HeldoutScore(
-        success=0.5,
-        per_task={"a": 0.5, "b": 0.5},
-        format_errors=0.25,
-        facts=0.5,
-        facts_per_task={"a": 0.25, "b": 0.75},
-    )
-    final = HeldoutScore(
-        success=0.75,
-        per_task={"a": 1.0, "b": 0.5},
-        format_errors=1.5,
-        facts=0.875,
-        facts_per_task={"a": 1.0, "b": 0.75},
-    )
+    def score(
+        success: tuple[float, float], facts: tuple[float, float], errors: float
+    ) -> HeldoutScore:
+        return HeldoutScore(
+            success=sum(success) / 2,
+            per_task=dict(zip("ab", success, strict=True)),
+            format_errors=errors,
+            facts=sum(facts) / 2,
+            facts_per_task=dict(zip("ab", facts, strict=True)),
+        )
+
+    start = score((0.5, 0.5), (0.25, 0.75), 0.25)
+    final = score((1.0, 0.5), (1.0, 0.75), 1.5)
     run = _run("grpo", 0, 0.2).model_copy(update={"heldout": final})
     table = ablation_table([run, _run("multilevel", 0, 0.3)], start=start)
     start_row, grpo, multilevel = table.splitlines()[2:5]
