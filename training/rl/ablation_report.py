@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from .heldout import DepthScore, Heldout, HeldoutScore, paired_difference
+from .heldout import DepthScore, Heldout, HeldoutScore, format_paired, paired_difference
 
 __all__ = [
     "CURVES",
@@ -70,7 +70,7 @@ def _paired_cell(
 ) -> str:
     scored = [getattr(run.heldout, per_task) for run in group if run.heldout is not None]
     paired = paired_difference(scored, getattr(start, per_task) if start is not None else None)
-    return "-" if paired is None else f"{paired[0]:+.3f} ± {paired[1]:.3f}"
+    return format_paired(paired)
 
 
 def _optional(value: float | None) -> str:

@@ -184,3 +184,34 @@ def probe(
         + ", mean cosine between groups "
         + ("-" if cosine is None else f"{cosine:.3f}")
     )
+
+
+@rl_app.command()
+def pool(
+    episodes: Annotated[
+        list[str],
+        typer.Option(
+            help="LABEL=PATH or LABEL=PATH@POLICY: one evaluation's episodes of one policy "
+            "(repeat; the same LABEL pools; @POLICY picks a policy from a train eval file)."
+        ),
+    ],
+    baseline: Annotated[
+        str, typer.Option(help="The label every other one is compared to, paired by task.")
+    ] = "start",
+    out: Annotated[Path | None, typer.Option(help="Also write the pooled scores as JSON.")] = None,
+) -> None:
+    """Pool held-out evaluations per policy; success and facts vs the baseline, paired by task."""
+    import json
+
+    from .pooled import EpisodeSource, pool_evaluations, pooled_table
+
+    try:
+        sources = [EpisodeSource.parse(spec) for spec in episodes]
+        pooled = pool_evaluations(sources, baseline=baseline)
+    except ParaAgentError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from exc
+    if out is not None:
+        rows = [policy.model_dump(mode="json") for policy in pooled]
+        out.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    typer.echo(pooled_table(pooled), nl=False)

@@ -36,6 +36,7 @@ __all__ = [
     "Heldout",
     "HeldoutScore",
     "cached_score",
+    "format_paired",
     "heldout_tasks",
     "paired_difference",
     "save_score",
@@ -198,6 +199,11 @@ def paired_difference(
     ]
     error = statistics.stdev(differences) / math.sqrt(len(differences))
     return statistics.fmean(differences), error
+
+
+def format_paired(paired: tuple[float, float] | None) -> str:
+    """A paired difference as ``+0.052 ± 0.054`` (``-`` when there is none)."""
+    return "-" if paired is None else f"{paired[0]:+.3f} ± {paired[1]:.3f}"
 
 
 def score_key(

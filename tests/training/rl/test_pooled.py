@@ -1,0 +1,123 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mcp_servers.toolenv.evaluation import EpisodeMetrics
+from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.trajectory import Episode, TrajectoryWriter
+from training.rl.cli import rl_app
+from training.rl.pooled import EpisodeSource, pool_evaluations, pooled_table
+
+# (policy, task, success, share of gold facts stated)
+Outcome = tuple[str, str, bool, float]
+
+
+def _write(path: Path, outcomes: list[Outcome]) -> Path:
+    with TrajectoryWriter(path) as writer:
+        for policy, task, success, facts in outcomes:
+            metrics = EpisodeMetrics.model_validate(
+                {name: 0 for name in EpisodeMetrics.model_fields}
+                | {"task_id": task, "family": "f", "group": "G1", "mode": "paraact"}
+                | {"status": "answered", "success": success, "score": facts}
+            )
+            metadata = {"policy": policy, "metrics": metrics.model_dump()}
+            writer.write(Episode(task_id=task, task=task, metadata=metadata))
+    return path
+
+
+@pytest.fixture
+def evaluations(tmp_path: Path) -> dict[str, Path]:
+    """The start evaluated twice (once alone, once in a file with the RL policy), the RL twice."""
+    start = [("s", "a", False, 0.0), ("s", "a", False, 0.5)]
+    start += [("s", "b", True, 1.0), ("s", "b", False, 0.5)]
+    both = [("s", "a", True, 1.0), ("s", "a", False, 0.0), ("s", "b", False, 0.5)]
+    both += [("s", "b", False, 0.5), ("rl", "a", True, 1.0), ("rl", "a", True, 1.0)]
+    both += [("rl", "b", True, 1.0), ("rl", "b", False, 0.5)]
+    final = [("rl", "a", True, 1.0), ("rl", "a", False, 0.5)]
+    final += [("rl", "b", True, 1.0), ("rl", "b", True, 1.0)]
+    return {
+        "start": _write(tmp_path / "start.jsonl", start),
+        "both": _write(tmp_path / "both.jsonl", both),
+        "final": _write(tmp_path / "final.jsonl", final),
+    }
+
+
+def test_pooling_pairs_each_label_with_the_baseline_by_task(evaluations: dict[str, Path]) -> None:
+    sources = [
+        EpisodeSource("start", evaluations["start"]),
+        EpisodeSource.parse(f"start={evaluations['both']}@s"),
+        EpisodeSource.parse(f"rl={evaluations['final']}"),
+        EpisodeSource.parse(f"rl={evaluations['both']}@rl"),
+    ]
+    start, rl = pool_evaluations(sources, baseline="start")
+    assert (start.label, start.evaluations, start.episodes) == ("start", [0.25, 0.25], 8)
+    assert start.score.per_task == {"a": 0.25, "b": 0.25}
+    assert start.score.facts_per_task == {"a": 0.375, "b": 0.625}
+    assert start.success_delta is None and start.facts_delta is None
+    assert (rl.evaluations, rl.episodes, rl.paired_tasks) == ([0.75, 0.75], 8, 2)
+    # Per task rl − start: success 0.5 and 0.5; facts 0.875 − 0.375 and 0.875 − 0.625.
+    assert rl.success_delta == pytest.approx((0.5, 0.0))
+    assert rl.facts_delta == pytest.approx((0.375, 0.125))
+    table = pooled_table([start, rl])
+    assert "| rl | 2 (0.750, 0.750) | 8 | 2 | 0.750 | +0.500 ± 0.000 | 0.875 |" in table
+    assert "+0.375 ± 0.125" in table
+
+
+def test_only_tasks_both_policies_saw_are_paired(tmp_path: Path) -> None:
+    start = _write(tmp_path / "s.jsonl", [("s", t, t == "c", 0.5) for t in "abc"])
+    final = _write(tmp_path / "f.jsonl", [("f", "a", True, 1.0), ("f", "b", False, 0.5)])
+    pooled = pool_evaluations(
+        [EpisodeSource("start", start), EpisodeSource("rl", final)], baseline="start"
+    )
+    assert pooled[1].paired_tasks == 2 and pooled[1].success_delta == pytest.approx((0.5, 0.5))
+    lone = _write(tmp_path / "lone.jsonl", [("f", "a", True, 1.0)])
+    single = pool_evaluations(
+        [EpisodeSource("start", start), EpisodeSource("rl", lone)], baseline="start"
+    )
+    assert single[1].paired_tasks == 1 and single[1].success_delta is None
+
+
+@pytest.mark.parametrize("spec", ["no-equals", "=x.jsonl", "label=", "label=x.jsonl@"])
+def test_a_malformed_source_spec_is_a_config_error(spec: str) -> None:
+    with pytest.raises(ConfigError, match="LABEL=PATH"):
+        EpisodeSource.parse(spec)
+
+
+def test_unreadable_sources_name_the_file_and_the_problem(
+    tmp_path: Path, evaluations: dict[str, Path]
+) -> None:
+    with pytest.raises(ConfigError, match="no such episodes file"):
+        EpisodeSource("x", tmp_path / "missing.jsonl").read()
+    with pytest.raises(ConfigError, match=r"policy 'nope' \(policies there: rl, s\)"):
+        EpisodeSource("x", evaluations["both"], "nope").read()
+    bare = tmp_path / "bare.jsonl"
+    with TrajectoryWriter(bare) as writer:
+        writer.write(Episode(task="t", metadata={"policy": "p"}))
+    with pytest.raises(ConfigError, match="carries no metrics"):
+        EpisodeSource("x", bare).read()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(evaluations["final"].read_text() + '{"task": \n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="broken.jsonl:5"):
+        EpisodeSource("x", broken).read()
+    with pytest.raises(ConfigError, match="baseline"):
+        pool_evaluations([EpisodeSource("rl", evaluations["final"])], baseline="start")
+
+
+def test_pool_command_prints_the_table_and_writes_json(
+    tmp_path: Path, evaluations: dict[str, Path]
+) -> None:
+    out = tmp_path / "pooled.json"
+    args = ["pool", "--episodes", f"start={evaluations['start']}"]
+    args += ["--episodes", f"rl={evaluations['final']}", "--out", str(out)]
+    result = CliRunner().invoke(rl_app, args)
+    assert result.exit_code == 0, result.output
+    assert "| rl | 1 (0.750) | 4 | 2 | 0.750 |" in result.output
+    rows = json.loads(out.read_text(encoding="utf-8"))
+    assert [row["label"] for row in rows] == ["start", "rl"]
+    assert rows[1]["success_delta"] == pytest.approx([0.5, 0.0])
+    bad = CliRunner().invoke(rl_app, ["pool", "--episodes", "rl"])
+    assert bad.exit_code == 2 and bad.output.startswith("error: ") and "Traceback" not in bad.output

@@ -1,0 +1,176 @@
+"""Pool several held-out evaluations of the same policies and compare them, paired by task.
+
+One sampled evaluation (12 tasks × 4 episodes) is noisy: the same start policy scored 0.083 in one
+draw and 0.146 in the next (``training/results/RL_CPU.md``, section 7). Pooling every evaluation
+of a policy (an ablation's ``heldout.jsonl``, a ``train eval`` trajectory file, another seed's
+final) and pairing each task against a baseline gives a difference whose standard error shrinks
+with every draw added. ``paraagent train rl pool`` is the command line.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from mcp_servers.toolenv.evaluation import EpisodeMetrics
+from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.trajectory import read_episodes
+
+from .heldout import HeldoutScore, format_paired, paired_difference
+
+__all__ = ["EpisodeSource", "PooledPolicy", "pool_evaluations", "pooled_table"]
+
+
+@dataclass(frozen=True)
+class EpisodeSource:
+    """One evaluation's episodes of one policy.
+
+    Attributes:
+        label: The policy's name in the comparison; sources with the same label are pooled.
+        path: An episodes file whose episodes carry their metrics (``metadata.metrics``).
+        policy: Keep only episodes whose ``metadata.policy`` is this (a ``train eval`` file holds
+            every policy it evaluated); ``None`` keeps all.
+    """
+
+    label: str
+    path: Path
+    policy: str | None = None
+
+    @classmethod
+    def parse(cls, spec: str) -> EpisodeSource:
+        """``LABEL=PATH`` or ``LABEL=PATH@POLICY``.
+
+        Raises:
+            ConfigError: no ``=``, or an empty label, path or policy.
+        """
+        label, sep, rest = spec.partition("=")
+        path, at, policy = rest.partition("@")
+        if not sep or not label.strip() or not path.strip() or (at and not policy.strip()):
+            raise ConfigError(f"episodes {spec!r}: expected LABEL=PATH or LABEL=PATH@POLICY")
+        return cls(label.strip(), Path(path.strip()), policy.strip() if at else None)
+
+    def read(self) -> list[EpisodeMetrics]:
+        """The metrics of the source's episodes.
+
+        Raises:
+            ConfigError: the file is missing or malformed, an episode carries no metrics, or no
+                episode belongs to ``policy``.
+        """
+        if not self.path.is_file():
+            raise ConfigError(f"{self.path}: no such episodes file")
+        rows = []
+        policies = set()
+        for episode in read_episodes(self.path, strict=True):
+            name = episode.metadata.get("policy")
+            policies.add(str(name))
+            if self.policy is not None and name != self.policy:
+                continue
+            if "metrics" not in episode.metadata:
+                raise ConfigError(
+                    f"{self.path}: episode {episode.id} carries no metrics "
+                    "(not the episodes of an evaluation)"
+                )
+            rows.append(EpisodeMetrics.model_validate(episode.metadata["metrics"]))
+        if not rows:
+            found = ", ".join(sorted(policies)) or "none"
+            raise ConfigError(
+                f"{self.path}: no episode of policy {self.policy!r} (policies there: {found})"
+            )
+        return rows
+
+
+class PooledPolicy(BaseModel):
+    """One label's pooled evaluations and their paired difference to the baseline.
+
+    Attributes:
+        label: The policy's label.
+        evaluations: Success of each source on its own, in the order given.
+        episodes: Episodes pooled over the sources.
+        score: The score of every episode of every source together.
+        paired_tasks: Tasks both this policy and the baseline were evaluated on.
+        success_delta: Mean over those tasks of (policy − baseline) success, and its standard
+            error (``None`` for the baseline itself or with fewer than two shared tasks).
+        facts_delta: The same for the share of gold facts the answers state.
+    """
+
+    label: str
+    evaluations: list[float]
+    episodes: int
+    score: HeldoutScore
+    paired_tasks: int
+    success_delta: tuple[float, float] | None = None
+    facts_delta: tuple[float, float] | None = None
+
+
+def _paired(
+    score: HeldoutScore, base: HeldoutScore, tasks: set[str], per_task: str
+) -> tuple[float, float] | None:
+    """:func:`paired_difference` of ``per_task`` rates over the shared ``tasks`` only."""
+    final, start = getattr(score, per_task), getattr(base, per_task)
+    if final is None or start is None:
+        return None
+    return paired_difference([{t: final[t] for t in tasks}], {t: start[t] for t in tasks})
+
+
+def pool_evaluations(sources: Sequence[EpisodeSource], *, baseline: str) -> list[PooledPolicy]:
+    """Pool each label's sources and pair every label against ``baseline`` by task.
+
+    Args:
+        sources: Evaluations to pool; labels keep their first-seen order.
+        baseline: The label every other label is compared to (usually the start policy).
+
+    Raises:
+        ConfigError: no source has the baseline label, or a source cannot be read.
+    """
+    if baseline not in {source.label for source in sources}:
+        raise ConfigError(f"pool: no episodes labelled {baseline!r} (the baseline)")
+    rows: dict[str, list[EpisodeMetrics]] = defaultdict(list)
+    evaluations: dict[str, list[float]] = defaultdict(list)
+    for source in sources:
+        source_rows = source.read()
+        rows[source.label].extend(source_rows)
+        evaluations[source.label].append(HeldoutScore.from_rows(source_rows).success)
+    scores = {label: HeldoutScore.from_rows(label_rows) for label, label_rows in rows.items()}
+    base = scores[baseline]
+    pooled = []
+    for label, score in scores.items():
+        tasks = set(score.per_task or ()) & set(base.per_task or ())
+        compared = label != baseline
+        pooled.append(
+            PooledPolicy(
+                label=label,
+                evaluations=evaluations[label],
+                episodes=len(rows[label]),
+                score=score,
+                paired_tasks=len(tasks),
+                success_delta=_paired(score, base, tasks, "per_task") if compared else None,
+                facts_delta=_paired(score, base, tasks, "facts_per_task") if compared else None,
+            )
+        )
+    return pooled
+
+
+def pooled_table(policies: Sequence[PooledPolicy]) -> str:
+    """A markdown table: per label its evaluations, pooled success and facts, paired Δs."""
+    lines = [
+        "| policy | evaluations (success each) | episodes | tasks paired | success "
+        "| Δ success (paired) | facts stated | Δ facts (paired) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for policy in policies:
+        cells = [
+            policy.label,
+            f"{len(policy.evaluations)} ({', '.join(f'{v:.3f}' for v in policy.evaluations)})",
+            str(policy.episodes),
+            str(policy.paired_tasks),
+            f"{policy.score.success:.3f}",
+            format_paired(policy.success_delta),
+            "-" if policy.score.facts is None else f"{policy.score.facts:.3f}",
+            format_paired(policy.facts_delta),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
