@@ -129,8 +129,15 @@ def eval_command(
     ] = None,
     n_tasks: Annotated[int, typer.Option(help="Held-out tasks per split.")] = 6,
     seed: Annotated[
-        int, typer.Option(help="Task generator seed; also seeds sampling (--temperature).")
+        int, typer.Option(help="Task generator seed; also seeds sampling unless --sampling-seed.")
     ] = 0,
+    sampling_seed: Annotated[
+        int | None,
+        typer.Option(
+            help="Seed of the sampling draws (--temperature) alone: another draw on the same "
+            "tasks (default: --seed)."
+        ),
+    ] = None,
     split: Annotated[
         list[str] | None,
         typer.Option(
@@ -221,7 +228,8 @@ def eval_command(
         with TrajectoryWriter(trajectory) if trajectory else contextlib.nullcontext() as writer:
             for label, path, agent_mode in candidates:
                 policy = TransformersPolicy(model, adapter=path, dtype=dtype)  # type: ignore[arg-type]
-                torch.manual_seed(seed)  # every model draws its samples from the same stream
+                # Every model draws its samples from the same stream.
+                torch.manual_seed(seed if sampling_seed is None else sampling_seed)
                 for name, tasks in task_sets.items():
                     summary, _ = asyncio.run(
                         evaluate_policy(

@@ -75,6 +75,29 @@ def test_eval_command_covers_every_split_in_one_table(tiny_model: Path, tmp_path
     assert "| base | paraact | test-unseen-tools | 1 (2 episodes) |" in table
 
 
+def test_sampling_seed_draws_other_samples_on_the_same_tasks(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from paraagent_runtime.trajectory import read_episodes
+    from training.cli import train_app
+
+    def draw(name: str, *seeds: str) -> list[tuple[str | None, str]]:
+        path = tmp_path / f"{name}.jsonl"
+        args = ["eval", "--model", str(tiny_model), "--n-tasks", "1", "--max-turns", "1"]
+        args += ["--max-tokens", "8", "--samples", "2", "--temperature", "1.0", *seeds]
+        result = CliRunner().invoke(train_app, [*args, "--trajectory", str(path)])
+        assert result.exit_code == 0, result.output
+        return [(e.task_id, e.turns[0].text) for e in read_episodes(path, strict=True)]
+
+    first, again = draw("first", "--seed", "0"), draw("again", "--seed", "0")
+    other = draw("other", "--seed", "0", "--sampling-seed", "1")
+    assert first == again
+    assert [task for task, _ in other] == [task for task, _ in first]
+    assert [text for _, text in other] != [text for _, text in first]
+
+
 def test_eval_command_pairs_each_adapter_with_its_mode(
     tiny_model: Path, tiny_adapter: Path, tmp_path: Path
 ) -> None:
