@@ -28,6 +28,7 @@ __all__ = [
     "EvalSummary",
     "check_eval_decoding",
     "evaluate_policy",
+    "optional_cell",
     "summaries_markdown",
     "summarize_rows",
     "summary_cells",
@@ -160,7 +161,7 @@ def summary_cells(row: Mapping[str, Any]) -> list[str]:
     """One evaluation summary (``EvalSummary`` fields plus ``split``) as table cells."""
     return [
         str(row["model"]), str(row["mode"]), str(row.get("split", "-")),
-        _task_count(row), f"{row['success_rate']:.2f}", _optional(row.get("facts_stated")),
+        _task_count(row), f"{row['success_rate']:.2f}", optional_cell(row.get("facts_stated"), 2),
         str(row["answered"]),
         f"{row['mean_turns']:.2f}", f"{row['mean_calls']:.2f}",
         f"{row['calls_per_execute_turn']:.2f}", f"{row['mean_sim_tools_s']:.2f}",
@@ -168,8 +169,9 @@ def summary_cells(row: Mapping[str, Any]) -> list[str]:
     ]  # fmt: skip
 
 
-def _optional(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
+def optional_cell(value: float | None, digits: int = 3) -> str:
+    """A table cell for a number that older results may lack (``-`` then)."""
+    return "-" if value is None else f"{value:.{digits}f}"
 
 
 def _task_count(row: Mapping[str, Any]) -> str:

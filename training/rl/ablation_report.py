@@ -14,6 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from training.evaluate import optional_cell
+
 from .heldout import DepthScore, Heldout, HeldoutScore, format_paired, paired_difference
 
 __all__ = [
@@ -73,10 +75,6 @@ def _paired_cell(
     return format_paired(paired)
 
 
-def _optional(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
 def ablation_table(
     runs: Sequence[AblationRun],
     *,
@@ -99,7 +97,7 @@ def ablation_table(
     if start is not None:
         lines.append(
             f"| start (no RL) | - | 0 | 0 | - | - | {start.success:.3f} | - "
-            f"| {_optional(start.facts)} | - | {_optional(start.format_errors)} | - | 0 |"
+            f"| {optional_cell(start.facts)} | - | {optional_cell(start.format_errors)} | - | 0 |"
         )
     for estimator in dict.fromkeys(run.estimator for run in runs):
         group = [run for run in runs if run.estimator == estimator]

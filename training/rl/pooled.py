@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from mcp_servers.toolenv.evaluation import EpisodeMetrics
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.trajectory import read_episodes
+from training.evaluate import optional_cell
 
 from .heldout import HeldoutScore, format_paired, paired_difference
 
@@ -169,7 +170,7 @@ def pooled_table(policies: Sequence[PooledPolicy]) -> str:
             str(policy.paired_tasks),
             f"{policy.score.success:.3f}",
             format_paired(policy.success_delta),
-            "-" if policy.score.facts is None else f"{policy.score.facts:.3f}",
+            optional_cell(policy.score.facts),
             format_paired(policy.facts_delta),
         ]
         lines.append("| " + " | ".join(cells) + " |")
