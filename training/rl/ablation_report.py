@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from training.evaluate import optional_cell
 
 from .heldout import DepthScore, Heldout, HeldoutScore, format_paired, paired_difference
+from .plot import draw_bars
 
 __all__ = [
     "CURVES",
@@ -244,19 +245,15 @@ def plot_ablation(
         axis.xaxis.set_major_locator(MaxNLocator(integer=True))
         axis.legend(fontsize=8)
     if bars:
-        axis = axes[-1]
-        means = [statistics.fmean(values) for values in bars.values()]
         # The error of one score (one seed's), at each bar's rate: the spread a single
         # evaluation has, which is what the dots of the seeds are compared against.
-        errors = [heldout.standard_error(m) for m in means] if heldout is not None else None
-        positions = range(len(bars))
-        axis.bar(positions, means, yerr=errors, capsize=4, color="lightsteelblue")
-        for position, values in zip(positions, bars.values(), strict=True):
-            axis.scatter([position] * len(values), values, color="black", s=12, zorder=3)
-        axis.set_xticks(list(positions), list(bars))
-        axis.set_ylim(0, 1)
-        axis.set_title(f"held-out success ({heldout.describe()})" if heldout else "held-out")
-        axis.title.set_fontsize(9)
+        errors = (
+            [heldout.standard_error(statistics.fmean(v)) for v in bars.values()]
+            if heldout is not None
+            else None
+        )
+        title = f"held-out success ({heldout.describe()})" if heldout else "held-out"
+        draw_bars(axes[-1], bars, title=title, errors=errors)
     figure.tight_layout()
     png_path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(png_path, dpi=100)

@@ -199,11 +199,14 @@ def pool(
         str, typer.Option(help="The label every other one is compared to, paired by task.")
     ] = "start",
     out: Annotated[Path | None, typer.Option(help="Also write the pooled scores as JSON.")] = None,
+    plot: Annotated[
+        Path | None, typer.Option(help="Also draw success and facts stated per policy (PNG).")
+    ] = None,
 ) -> None:
     """Pool held-out evaluations per policy; success and facts vs the baseline, paired by task."""
     import json
 
-    from .pooled import EpisodeSource, pool_evaluations, pooled_table
+    from .pooled import EpisodeSource, plot_pooled, pool_evaluations, pooled_table
 
     try:
         sources = [EpisodeSource.parse(spec) for spec in episodes]
@@ -214,4 +217,6 @@ def pool(
     if out is not None:
         rows = [policy.model_dump(mode="json") for policy in pooled]
         out.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    if plot is not None:
+        plot_pooled(pooled, plot)
     typer.echo(pooled_table(pooled), nl=False)

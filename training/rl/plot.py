@@ -1,13 +1,18 @@
-"""The RL curves as one PNG: level rewards, success, zero-variance groups, KL, loss, NLL, SNR."""
+"""RL plots: a run's curves, and the bar panel the held-out comparisons share.
+
+The curves PNG: level rewards, success, zero-variance groups, KL, loss, NLL, gradient SNR.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from paraagent_runtime.errors import ConfigError
 
-__all__ = ["plot_curves"]
+__all__ = ["draw_bars", "plot_curves"]
 
 _PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("trajectory reward", ("reward/trajectory_mean",)),
@@ -77,3 +82,34 @@ def plot_curves(metrics_path: str | Path, png_path: str | Path) -> Path:
     figure.savefig(target, dpi=100)
     plt.close(figure)
     return target
+
+
+def draw_bars(
+    axis: Any,
+    bars: Mapping[str, Sequence[float]],
+    *,
+    title: str,
+    errors: Sequence[float] | None = None,
+    notes: Sequence[str] | None = None,
+) -> None:
+    """One bar per label at the mean of its values, each value a dot on it, on a 0–1 axis.
+
+    Args:
+        axis: The matplotlib axes to draw on.
+        bars: Label → values (seeds' or evaluations' scores).
+        title: The panel's title.
+        errors: An error bar per label (``None``: none).
+        notes: A short text at the top above each bar (a paired difference), ``""`` for none.
+    """
+    positions = range(len(bars))
+    means = [sum(values) / len(values) for values in bars.values()]
+    axis.bar(positions, means, yerr=errors, capsize=4, color="lightsteelblue")
+    for position, values in zip(positions, bars.values(), strict=True):
+        axis.scatter([position] * len(values), values, color="black", s=12, zorder=3)
+    for position, note in zip(positions, notes or (), strict=False):
+        if note:
+            axis.text(position, 0.96, note, ha="center", va="top", fontsize=8)
+    axis.set_xticks(list(positions), list(bars))
+    axis.set_ylim(0, 1)
+    axis.set_title(title)
+    axis.title.set_fontsize(9)

@@ -22,8 +22,9 @@ from paraagent_runtime.trajectory import read_episodes
 from training.evaluate import optional_cell
 
 from .heldout import HeldoutScore, format_paired, paired_difference
+from .plot import draw_bars
 
-__all__ = ["EpisodeSource", "PooledPolicy", "pool_evaluations", "pooled_table"]
+__all__ = ["EpisodeSource", "PooledPolicy", "plot_pooled", "pool_evaluations", "pooled_table"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ class PooledPolicy(BaseModel):
     Attributes:
         label: The policy's label.
         evaluations: Success of each source on its own, in the order given.
+        evaluation_facts: The share of gold facts stated in each source.
         episodes: Episodes pooled over the sources.
         score: The score of every episode of every source together.
         paired_tasks: Tasks both this policy and the baseline were evaluated on.
@@ -100,6 +102,7 @@ class PooledPolicy(BaseModel):
 
     label: str
     evaluations: list[float]
+    evaluation_facts: list[float]
     episodes: int
     score: HeldoutScore
     paired_tasks: int
@@ -130,11 +133,11 @@ def pool_evaluations(sources: Sequence[EpisodeSource], *, baseline: str) -> list
     if baseline not in {source.label for source in sources}:
         raise ConfigError(f"pool: no episodes labelled {baseline!r} (the baseline)")
     rows: dict[str, list[EpisodeMetrics]] = defaultdict(list)
-    evaluations: dict[str, list[float]] = defaultdict(list)
+    evaluations: dict[str, list[HeldoutScore]] = defaultdict(list)
     for source in sources:
         source_rows = source.read()
         rows[source.label].extend(source_rows)
-        evaluations[source.label].append(HeldoutScore.from_rows(source_rows).success)
+        evaluations[source.label].append(HeldoutScore.from_rows(source_rows))
     scores = {label: HeldoutScore.from_rows(label_rows) for label, label_rows in rows.items()}
     base = scores[baseline]
     pooled = []
@@ -144,7 +147,8 @@ def pool_evaluations(sources: Sequence[EpisodeSource], *, baseline: str) -> list
         pooled.append(
             PooledPolicy(
                 label=label,
-                evaluations=evaluations[label],
+                evaluations=[each.success for each in evaluations[label]],
+                evaluation_facts=[each.facts or 0.0 for each in evaluations[label]],
                 episodes=len(rows[label]),
                 score=score,
                 paired_tasks=len(tasks),
@@ -175,3 +179,29 @@ def pooled_table(policies: Sequence[PooledPolicy]) -> str:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def plot_pooled(policies: Sequence[PooledPolicy], png_path: Path) -> Path:
+    """Pooled success and facts stated per policy (bars), each evaluation a dot, Δs annotated."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, 2, figsize=(4 + 1.6 * len(policies), 4))
+    panels = (
+        ("held-out success", "evaluations", "success_delta"),
+        ("share of gold facts stated", "evaluation_facts", "facts_delta"),
+    )
+    for axis, (title, each, delta) in zip(axes, panels, strict=True):
+        bars = {policy.label: getattr(policy, each) for policy in policies}
+        notes = [
+            "" if getattr(p, delta) is None else f"Δ {format_paired(getattr(p, delta))}"
+            for p in policies
+        ]
+        draw_bars(axis, bars, title=f"{title} (dots: evaluations; Δ paired by task)", notes=notes)
+    figure.tight_layout()
+    png_path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(png_path, dpi=100)
+    plt.close(figure)
+    return png_path

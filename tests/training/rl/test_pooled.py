@@ -59,6 +59,7 @@ def test_pooling_pairs_each_label_with_the_baseline_by_task(evaluations: dict[st
     assert start.score.facts_per_task == {"a": 0.375, "b": 0.625}
     assert start.success_delta is None and start.facts_delta is None
     assert (rl.evaluations, rl.episodes, rl.paired_tasks) == ([0.75, 0.75], 8, 2)
+    assert rl.evaluation_facts == [0.875, 0.875] and start.evaluation_facts == [0.5, 0.5]
     # Per task rl − start: success 0.5 and 0.5; facts 0.875 − 0.375 and 0.875 − 0.625.
     assert rl.success_delta == pytest.approx((0.5, 0.0))
     assert rl.facts_delta == pytest.approx((0.375, 0.125))
@@ -110,14 +111,15 @@ def test_unreadable_sources_name_the_file_and_the_problem(
 def test_pool_command_prints_the_table_and_writes_json(
     tmp_path: Path, evaluations: dict[str, Path]
 ) -> None:
-    out = tmp_path / "pooled.json"
+    out, png = tmp_path / "pooled.json", tmp_path / "plots" / "pooled.png"
     args = ["pool", "--episodes", f"start={evaluations['start']}"]
-    args += ["--episodes", f"rl={evaluations['final']}", "--out", str(out)]
+    args += ["--episodes", f"rl={evaluations['final']}", "--out", str(out), "--plot", str(png)]
     result = CliRunner().invoke(rl_app, args)
     assert result.exit_code == 0, result.output
     assert "| rl | 1 (0.750) | 4 | 2 | 0.750 |" in result.output
     rows = json.loads(out.read_text(encoding="utf-8"))
     assert [row["label"] for row in rows] == ["start", "rl"]
     assert rows[1]["success_delta"] == pytest.approx([0.5, 0.0])
+    assert png.read_bytes().startswith(b"\x89PNG")
     bad = CliRunner().invoke(rl_app, ["pool", "--episodes", "rl"])
     assert bad.exit_code == 2 and bad.output.startswith("error: ") and "Traceback" not in bad.output
