@@ -216,6 +216,7 @@ def pool(
         raise typer.Exit(code=2) from exc
     if out is not None:
         rows = [policy.model_dump(mode="json") for policy in pooled]
+        out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     if plot is not None:
         plot_pooled(pooled, plot)

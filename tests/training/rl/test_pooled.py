@@ -111,7 +111,7 @@ def test_unreadable_sources_name_the_file_and_the_problem(
 def test_pool_command_prints_the_table_and_writes_json(
     tmp_path: Path, evaluations: dict[str, Path]
 ) -> None:
-    out, png = tmp_path / "pooled.json", tmp_path / "plots" / "pooled.png"
+    out, png = tmp_path / "tables" / "pooled.json", tmp_path / "plots" / "pooled.png"
     args = ["pool", "--episodes", f"start={evaluations['start']}"]
     args += ["--episodes", f"rl={evaluations['final']}", "--out", str(out), "--plot", str(png)]
     result = CliRunner().invoke(rl_app, args)
