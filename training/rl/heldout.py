@@ -39,6 +39,7 @@ __all__ = [
     "format_paired",
     "heldout_tasks",
     "paired_difference",
+    "read_metrics",
     "save_score",
     "score_key",
 ]
@@ -164,12 +165,41 @@ class HeldoutScore(BaseModel):
     @classmethod
     def from_episodes(cls, path: Path) -> HeldoutScore:
         """The score of an evaluation's episodes file (each episode carries its metrics)."""
-        return cls.from_rows(
-            [
-                EpisodeMetrics.model_validate(episode.metadata["metrics"])
-                for episode in read_episodes(path, strict=True)
-            ]
-        )
+        return cls.from_rows(read_metrics(path))
+
+
+def read_metrics(path: Path, *, policy: str | None = None) -> list[EpisodeMetrics]:
+    """The metrics an evaluation's episodes carry (``metadata.metrics``).
+
+    Args:
+        path: An episodes file of an evaluation (an ablation's or ``train eval``'s).
+        policy: Keep only episodes whose ``metadata.policy`` is this (a ``train eval`` file holds
+            every policy it evaluated); ``None`` keeps all.
+
+    Raises:
+        ConfigError: the file is missing or malformed, an episode carries no metrics, or no
+            episode is kept.
+    """
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such episodes file")
+    rows = []
+    policies = set()
+    for episode in read_episodes(path, strict=True):
+        name = episode.metadata.get("policy")
+        policies.add(str(name))
+        if policy is not None and name != policy:
+            continue
+        if "metrics" not in episode.metadata:
+            raise ConfigError(
+                f"{path}: episode {episode.id} carries no metrics "
+                "(not the episodes of an evaluation)"
+            )
+        rows.append(EpisodeMetrics.model_validate(episode.metadata["metrics"]))
+    if not rows:
+        wanted = "" if policy is None else f" of policy {policy!r}"
+        found = ", ".join(sorted(policies)) or "none"
+        raise ConfigError(f"{path}: no episode{wanted} (policies there: {found})")
+    return rows
 
 
 def heldout_tasks(config: RLConfig, count: int) -> list[Task]:
@@ -249,7 +279,7 @@ def cached_score(path: Path, key: dict[str, Any], episodes: Path) -> HeldoutScor
     if missing and episodes.is_file():
         try:
             recomputed = HeldoutScore.from_episodes(episodes)
-        except (ConfigError, KeyError) as exc:
+        except ConfigError as exc:
             logger.warning("%s: no %s (%s)", episodes, ", ".join(missing), exc)
         else:
             score = score.model_copy(update={name: getattr(recomputed, name) for name in missing})

@@ -18,10 +18,9 @@ from pydantic import BaseModel
 
 from mcp_servers.toolenv.evaluation import EpisodeMetrics
 from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.trajectory import read_episodes
 from training.evaluate import optional_cell
 
-from .heldout import HeldoutScore, format_paired, paired_difference
+from .heldout import HeldoutScore, format_paired, paired_difference, read_metrics
 from .plot import draw_bars
 
 __all__ = ["EpisodeSource", "PooledPolicy", "plot_pooled", "pool_evaluations", "pooled_table"]
@@ -56,33 +55,8 @@ class EpisodeSource:
         return cls(label.strip(), Path(path.strip()), policy.strip() if at else None)
 
     def read(self) -> list[EpisodeMetrics]:
-        """The metrics of the source's episodes.
-
-        Raises:
-            ConfigError: the file is missing or malformed, an episode carries no metrics, or no
-                episode belongs to ``policy``.
-        """
-        if not self.path.is_file():
-            raise ConfigError(f"{self.path}: no such episodes file")
-        rows = []
-        policies = set()
-        for episode in read_episodes(self.path, strict=True):
-            name = episode.metadata.get("policy")
-            policies.add(str(name))
-            if self.policy is not None and name != self.policy:
-                continue
-            if "metrics" not in episode.metadata:
-                raise ConfigError(
-                    f"{self.path}: episode {episode.id} carries no metrics "
-                    "(not the episodes of an evaluation)"
-                )
-            rows.append(EpisodeMetrics.model_validate(episode.metadata["metrics"]))
-        if not rows:
-            found = ", ".join(sorted(policies)) or "none"
-            raise ConfigError(
-                f"{self.path}: no episode of policy {self.policy!r} (policies there: {found})"
-            )
-        return rows
+        """The metrics of the source's episodes (:func:`~training.rl.heldout.read_metrics`)."""
+        return read_metrics(self.path, policy=self.policy)
 
 
 class PooledPolicy(BaseModel):

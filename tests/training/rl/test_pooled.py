@@ -10,6 +10,7 @@ from mcp_servers.toolenv.evaluation import EpisodeMetrics
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.trajectory import Episode, TrajectoryWriter
 from training.rl.cli import rl_app
+from training.rl.heldout import HeldoutScore, cached_score, save_score
 from training.rl.pooled import EpisodeSource, pool_evaluations, pooled_table
 
 # (policy, task, success, share of gold facts stated)
@@ -100,6 +101,17 @@ def test_unreadable_sources_name_the_file_and_the_problem(
         writer.write(Episode(task="t", metadata={"policy": "p"}))
     with pytest.raises(ConfigError, match="carries no metrics"):
         EpisodeSource("x", bare).read()
+    with pytest.raises(ConfigError, match="carries no metrics"):
+        HeldoutScore.from_episodes(bare)
+    # A cached score that lacks the facts keeps what it has when its episodes cannot give them.
+    cache = tmp_path / "start.json"
+    save_score(cache, {"step": 0}, HeldoutScore(success=0.5))
+    kept = cached_score(cache, {"step": 0}, bare)
+    assert kept is not None and kept.success == 0.5 and kept.facts is None
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"empty.jsonl: no episode \(policies there: none\)"):
+        EpisodeSource("x", empty).read()
     broken = tmp_path / "broken.jsonl"
     broken.write_text(evaluations["final"].read_text() + '{"task": \n', encoding="utf-8")
     with pytest.raises(ConfigError, match="broken.jsonl:5"):
