@@ -206,7 +206,13 @@ def pool(
     """Pool held-out evaluations per policy; success and facts vs the baseline, paired by task."""
     import json
 
-    from .pooled import EpisodeSource, plot_pooled, pool_evaluations, pooled_table
+    from .pooled import (
+        EpisodeSource,
+        plot_pooled,
+        pool_evaluations,
+        pooled_family_table,
+        pooled_table,
+    )
 
     try:
         sources = [EpisodeSource.parse(spec) for spec in episodes]
@@ -221,3 +227,6 @@ def pool(
     if plot is not None:
         plot_pooled(pooled, plot)
     typer.echo(pooled_table(pooled), nl=False)
+    if any(len(policy.by_family) > 1 for policy in pooled):
+        typer.echo("\nsuccess per family (episodes), Δ paired by task:\n")
+        typer.echo(pooled_family_table(pooled), nl=False)

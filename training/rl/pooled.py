@@ -23,7 +23,15 @@ from training.evaluate import optional_cell
 from .heldout import HeldoutScore, format_paired, paired_difference, read_metrics
 from .plot import draw_bars
 
-__all__ = ["EpisodeSource", "PooledPolicy", "plot_pooled", "pool_evaluations", "pooled_table"]
+__all__ = [
+    "EpisodeSource",
+    "FamilyResult",
+    "PooledPolicy",
+    "plot_pooled",
+    "pool_evaluations",
+    "pooled_family_table",
+    "pooled_table",
+]
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,32 @@ class EpisodeSource:
         return read_metrics(self.path, policy=self.policy)
 
 
+Paired = tuple[float, float] | None
+
+
+class FamilyResult(BaseModel):
+    """One label's pooled episodes of one task family and their paired difference to the baseline.
+
+    A mixture's overall score can hide a family that regresses behind one that improves; this is
+    the per-family view of :class:`PooledPolicy`.
+
+    Attributes:
+        episodes: Episodes of the family pooled over the sources.
+        success: Their success.
+        facts: Their mean share of gold facts stated.
+        paired_tasks: Tasks of the family both this policy and the baseline were evaluated on.
+        success_delta: Paired difference in success over those tasks, with its standard error.
+        facts_delta: The same for the share of gold facts stated.
+    """
+
+    episodes: int
+    success: float
+    facts: float
+    paired_tasks: int
+    success_delta: Paired = None
+    facts_delta: Paired = None
+
+
 class PooledPolicy(BaseModel):
     """One label's pooled evaluations and their paired difference to the baseline.
 
@@ -72,6 +106,7 @@ class PooledPolicy(BaseModel):
         success_delta: Mean over those tasks of (policy − baseline) success, and its standard
             error (``None`` for the baseline itself or with fewer than two shared tasks).
         facts_delta: The same for the share of gold facts the answers state.
+        by_family: The same comparison per task family, in first-seen order.
     """
 
     label: str
@@ -80,18 +115,49 @@ class PooledPolicy(BaseModel):
     episodes: int
     score: HeldoutScore
     paired_tasks: int
-    success_delta: tuple[float, float] | None = None
-    facts_delta: tuple[float, float] | None = None
+    success_delta: Paired = None
+    facts_delta: Paired = None
+    by_family: dict[str, FamilyResult] = {}
 
 
-def _paired(
-    score: HeldoutScore, base: HeldoutScore, tasks: set[str], per_task: str
-) -> tuple[float, float] | None:
+def _paired(score: HeldoutScore, base: HeldoutScore, tasks: set[str], per_task: str) -> Paired:
     """:func:`paired_difference` of ``per_task`` rates over the shared ``tasks`` only."""
     final, start = getattr(score, per_task), getattr(base, per_task)
     if final is None or start is None:
         return None
     return paired_difference([{t: final[t] for t in tasks}], {t: start[t] for t in tasks})
+
+
+def _deltas(
+    score: HeldoutScore, base: HeldoutScore, tasks: set[str], compared: bool
+) -> tuple[Paired, Paired]:
+    """Paired success and facts differences over ``tasks`` (none for the baseline itself)."""
+    if not compared:
+        return None, None
+    return _paired(score, base, tasks, "per_task"), _paired(score, base, tasks, "facts_per_task")
+
+
+def _by_family(
+    rows: Sequence[EpisodeMetrics], base: HeldoutScore, tasks: set[str], compared: bool
+) -> dict[str, FamilyResult]:
+    """Split one label's pooled ``rows`` by family and pair each family's shared ``tasks``."""
+    families: dict[str, list[EpisodeMetrics]] = defaultdict(list)
+    for row in rows:
+        families[row.family].append(row)
+    results = {}
+    for family, family_rows in families.items():
+        score = HeldoutScore.from_rows(family_rows)
+        family_tasks = tasks & {row.task_id for row in family_rows}
+        success_delta, facts_delta = _deltas(score, base, family_tasks, compared)
+        results[family] = FamilyResult(
+            episodes=len(family_rows),
+            success=score.success,
+            facts=score.facts or 0.0,
+            paired_tasks=len(family_tasks),
+            success_delta=success_delta,
+            facts_delta=facts_delta,
+        )
+    return results
 
 
 def pool_evaluations(sources: Sequence[EpisodeSource], *, baseline: str) -> list[PooledPolicy]:
@@ -118,6 +184,7 @@ def pool_evaluations(sources: Sequence[EpisodeSource], *, baseline: str) -> list
     for label, score in scores.items():
         tasks = set(score.per_task or ()) & set(base.per_task or ())
         compared = label != baseline
+        success_delta, facts_delta = _deltas(score, base, tasks, compared)
         pooled.append(
             PooledPolicy(
                 label=label,
@@ -126,8 +193,9 @@ def pool_evaluations(sources: Sequence[EpisodeSource], *, baseline: str) -> list
                 episodes=len(rows[label]),
                 score=score,
                 paired_tasks=len(tasks),
-                success_delta=_paired(score, base, tasks, "per_task") if compared else None,
-                facts_delta=_paired(score, base, tasks, "facts_per_task") if compared else None,
+                success_delta=success_delta,
+                facts_delta=facts_delta,
+                by_family=_by_family(rows[label], base, tasks, compared),
             )
         )
     return pooled
@@ -151,6 +219,31 @@ def pooled_table(policies: Sequence[PooledPolicy]) -> str:
             optional_cell(policy.score.facts),
             format_paired(policy.facts_delta),
         ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def pooled_family_table(policies: Sequence[PooledPolicy]) -> str:
+    """A markdown table: per label and family, success (episodes) and its paired Δ to the baseline.
+
+    Families are columns in first-seen order; a label without episodes of a family shows ``-``.
+    """
+    families = list(dict.fromkeys(family for p in policies for family in p.by_family))
+    lines = [
+        "| policy | " + " | ".join(families) + " |",
+        "|---|" + "---|" * len(families),
+    ]
+    for policy in policies:
+        cells = [policy.label]
+        for family in families:
+            result = policy.by_family.get(family)
+            if result is None:
+                cells.append("-")
+                continue
+            cell = f"{result.success:.3f} ({result.episodes})"
+            if result.success_delta is not None:
+                cell += f", Δ {format_paired(result.success_delta)}"
+            cells.append(cell)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

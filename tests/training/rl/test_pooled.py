@@ -11,18 +11,25 @@ from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.trajectory import Episode, TrajectoryWriter
 from training.rl.cli import rl_app
 from training.rl.heldout import HeldoutScore, cached_score, save_score
-from training.rl.pooled import EpisodeSource, pool_evaluations, pooled_table
+from training.rl.pooled import (
+    EpisodeSource,
+    pool_evaluations,
+    pooled_family_table,
+    pooled_table,
+)
 
 # (policy, task, success, share of gold facts stated)
 Outcome = tuple[str, str, bool, float]
 
 
-def _write(path: Path, outcomes: list[Outcome]) -> Path:
+def _write(path: Path, outcomes: list[Outcome], families: dict[str, str] | None = None) -> Path:
+    """Episodes with their metrics; ``families`` maps a task to its family (default ``f``)."""
     with TrajectoryWriter(path) as writer:
         for policy, task, success, facts in outcomes:
+            family = (families or {}).get(task, "f")
             metrics = EpisodeMetrics.model_validate(
                 {name: 0 for name in EpisodeMetrics.model_fields}
-                | {"task_id": task, "family": "f", "group": "G1", "mode": "paraact"}
+                | {"task_id": task, "family": family, "group": "G1", "mode": "paraact"}
                 | {"status": "answered", "success": success, "score": facts}
             )
             metadata = {"policy": policy, "metrics": metrics.model_dump()}
@@ -83,6 +90,39 @@ def test_only_tasks_both_policies_saw_are_paired(tmp_path: Path) -> None:
     assert single[1].paired_tasks == 1 and single[1].success_delta is None
 
 
+def test_a_family_that_regresses_shows_behind_one_that_improves(tmp_path: Path) -> None:
+    families = {"w1": "weather", "w2": "weather", "c1": "chain", "c2": "chain"}
+    start = [("s", t, t.startswith("c"), 0.5) for t in ("w1", "w2", "c1", "c2") for _ in "xy"]
+    final = [("rl", t, t.startswith("w"), 0.75) for t in ("w1", "w2", "c1", "c2") for _ in "xy"]
+    final[-1] = ("rl", "c2", True, 1.0)
+    pooled = pool_evaluations(
+        [
+            EpisodeSource("start", _write(tmp_path / "s.jsonl", start, families)),
+            EpisodeSource("rl", _write(tmp_path / "f.jsonl", final, families)),
+        ],
+        baseline="start",
+    )
+    base, rl = pooled
+    # Overall: rl 5/8 vs start 4/8; weather 0/4 → 4/4, chain 4/4 → 1/4.
+    # Per task: +1, +1, −1, −0.5; sample variance 17/16.
+    assert rl.success_delta == pytest.approx((0.125, (17 / 16) ** 0.5 / 2))
+    assert list(rl.by_family) == ["weather", "chain"]
+    weather, chain = rl.by_family["weather"], rl.by_family["chain"]
+    assert (weather.episodes, weather.success, weather.paired_tasks) == (4, 1.0, 2)
+    assert weather.success_delta == pytest.approx((1.0, 0.0))
+    assert chain.success == 0.25 and chain.success_delta == pytest.approx((-0.75, 0.25))
+    # c1: 0.75 − 0.5; c2: (0.75 + 1.0) / 2 − 0.5.
+    assert chain.facts_delta == pytest.approx((0.3125, 0.0625))
+    assert base.by_family["chain"].success_delta is None
+    table = pooled_family_table(pooled)
+    assert table.splitlines()[0] == "| policy | weather | chain |"
+    assert "| start | 0.000 (4) | 1.000 (4) |" in table
+    assert "| rl | 1.000 (4), Δ +1.000 ± 0.000 | 0.250 (4), Δ -0.750 ± 0.250 |" in table
+    args = ["pool", "--episodes", f"start={tmp_path / 's.jsonl'}"]
+    result = CliRunner().invoke(rl_app, [*args, "--episodes", f"rl={tmp_path / 'f.jsonl'}"])
+    assert result.exit_code == 0 and "success per family" in result.output
+
+
 @pytest.mark.parametrize("spec", ["no-equals", "=x.jsonl", "label=", "label=x.jsonl@"])
 def test_a_malformed_source_spec_is_a_config_error(spec: str) -> None:
     with pytest.raises(ConfigError, match="LABEL=PATH"):
@@ -132,6 +172,8 @@ def test_pool_command_prints_the_table_and_writes_json(
     rows = json.loads(out.read_text(encoding="utf-8"))
     assert [row["label"] for row in rows] == ["start", "rl"]
     assert rows[1]["success_delta"] == pytest.approx([0.5, 0.0])
+    assert rows[1]["by_family"]["f"]["success"] == 0.75
+    assert "per family" not in result.output  # one family: the overall table says it all
     assert png.read_bytes().startswith(b"\x89PNG")
     bad = CliRunner().invoke(rl_app, ["pool", "--episodes", "rl"])
     assert bad.exit_code == 2 and bad.output.startswith("error: ") and "Traceback" not in bad.output
