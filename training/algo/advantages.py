@@ -331,6 +331,7 @@ def token_advantages(
     center: bool = True,
     negative_weight: float = 1.0,
     eps: float = 1e-6,
+    fixed_rows: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Broadcast per-turn advantages to tokens; non-assistant (prompt, tool-response) tokens get 0.
 
@@ -343,6 +344,9 @@ def token_advantages(
         center: Subtract the masked tokens' mean when whitening (else divide by the std only).
         negative_weight: Scale of the negative advantages, applied last.
         eps: Added to the standard deviation when whitening.
+        fixed_rows: ``[B]`` true on rows whose advantages are taken as given (replayed
+            episodes): they are neither whitened nor part of the whitening statistics, nor scaled
+            by ``negative_weight``.
 
     Raises:
         ConfigError: a token names a turn or episode ``per_turn`` does not have.
@@ -361,7 +365,12 @@ def token_advantages(
         if bool((used_turns >= lengths[used_episodes]).any()):
             raise ConfigError("token_advantages: a token names a turn beyond its episode")
     safe_turns = turn_index.clamp(min=0, max=table.shape[1] - 1)
-    values = torch.where(mask, table[episodes, safe_turns], torch.zeros(()))
-    if whiten:
-        values = masked_whiten(values, mask, eps=eps, center=center)
-    return torch.where(values < 0, values * negative_weight, values)
+    given = torch.where(mask, table[episodes, safe_turns], torch.zeros(()))
+    fixed = (
+        torch.zeros_like(mask)
+        if fixed_rows is None
+        else fixed_rows.bool().unsqueeze(1).expand_as(mask)
+    )
+    values = masked_whiten(given, mask & ~fixed, eps=eps, center=center) if whiten else given
+    values = torch.where(values < 0, values * negative_weight, values)
+    return torch.where(fixed, given, values)

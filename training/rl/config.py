@@ -15,12 +15,48 @@ from training.algo.loss import Aggregation
 from training.algo.rewards import RewardConfig
 from training.config import option
 
-__all__ = ["Reference", "RLConfig", "RolloutBackend"]
+__all__ = ["Reference", "ReplayConfig", "RLConfig", "RolloutBackend"]
 
 Reference = Literal["start", "base"]
 RolloutBackend = Literal["transformers", "vllm", "vllm_server"]
 _BACKENDS = ("transformers", "vllm", "vllm_server")
 _DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+@dataclass
+class ReplayConfig:
+    """Successful episodes of the starting policy, replayed every step as fixed-advantage rows.
+
+    An anchor against forgetting: a run that trains on some families can narrow the policy and
+    lose others (``training/results/RL_CPU.md``, section 8). Replayed rows keep their recorded
+    log-probs as the behaviour policy's, so the clipped ratio stops pushing a replayed token up
+    once the policy gives it ``1 + clip_high`` times the start's probability: they pull back
+    toward the start's successful behaviour only where the policy has drifted away from it.
+
+    Parameters:
+        episodes (`Path`, *optional*): An evaluation's episodes file (``train eval`` on train-split
+            tasks, token ids and log-probs kept); its successful episodes are the pool.
+        policy (`str`, *optional*): Keep only episodes of this ``metadata.policy`` (a ``train eval``
+            file holds every policy it evaluated).
+        per_step (`int`, defaults to `0`): Episodes drawn from the pool per step (0: no replay).
+        advantage (`float`, defaults to `1.0`): The advantage of every replayed token (> 0).
+    """
+
+    episodes: Path | None = option(None, help="Evaluation episodes whose successes are replayed.")
+    policy: str | None = option(None, help="Replay only this metadata.policy's episodes.")
+    per_step: int = option(0, help="Successful episodes replayed per step (0: none).")
+    advantage: float = option(1.0, help="Advantage of every replayed token (> 0).")
+
+    def __post_init__(self) -> None:
+        if self.episodes is not None:
+            self.episodes = Path(self.episodes)
+        if self.per_step < 0:
+            raise ConfigError(f"RLConfig.replay.per_step: must be >= 0, got {self.per_step}")
+        if self.per_step and self.episodes is None:
+            raise ConfigError("RLConfig.replay.per_step: set replay.episodes to replay from")
+        if not self.advantage > 0:
+            raise ConfigError(f"RLConfig.replay.advantage: must be > 0, got {self.advantage}")
+
 
 _POSITIVE_INTS = (  # torch_threads may also be None
     "torch_threads",
@@ -105,6 +141,7 @@ class RLConfig:
             rows it spans) or `constant` (Dr.GRPO).
         reward (`RewardConfig`): Reward weights (a mapping in config files).
         advantage (`AdvantageConfig`): Advantage estimator and level weights (a mapping in files).
+        replay (`ReplayConfig`): Replay of the start's successful episodes (a mapping in files).
         seed (`int`, defaults to `0`): Seed of torch and of rollout sampling.
         save_every (`int`, defaults to `10`): Steps between checkpoints (and at the end).
         resume (`bool`, defaults to `True`): Continue from `output_dir/checkpoint` when it exists.
@@ -183,6 +220,9 @@ class RLConfig:
     advantage: AdvantageConfig = option(
         help="Advantage estimator and weights.", factory=AdvantageConfig
     )
+    replay: ReplayConfig = option(
+        help="Replay of the start's successful episodes.", factory=ReplayConfig
+    )
     seed: int = option(0, help="Seed of torch and of rollout sampling.")
     save_every: int = option(10, help="Steps between checkpoints (and at the end).")
     resume: bool = option(True, help="Continue from output_dir/checkpoint when it exists.")
@@ -190,6 +230,7 @@ class RLConfig:
     def __post_init__(self) -> None:
         self.reward = _nested(RewardConfig, self.reward, "reward")
         self.advantage = _nested(AdvantageConfig, self.advantage, "advantage")
+        self.replay = _nested(ReplayConfig, self.replay, "replay")
         self.output_dir = Path(self.output_dir)
         if self.tasks_file is not None:
             self.tasks_file = Path(self.tasks_file)

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from mcp_servers.toolenv import Task, generate_tasks
 from mcp_servers.toolenv.evaluation import EpisodeMetrics
 from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.trajectory import read_episodes
+from paraagent_runtime.trajectory import Episode, read_episodes
 from training.evaluate import check_eval_decoding
 
 from .config import RLConfig
@@ -39,6 +39,7 @@ __all__ = [
     "format_paired",
     "heldout_tasks",
     "paired_difference",
+    "read_evaluated",
     "read_metrics",
     "save_score",
     "score_key",
@@ -177,12 +178,27 @@ def read_metrics(path: Path, *, policy: str | None = None) -> list[EpisodeMetric
             every policy it evaluated); ``None`` keeps all.
 
     Raises:
+        ConfigError: as :func:`read_evaluated`.
+    """
+    return [metrics for _, metrics in read_evaluated(path, policy=policy)]
+
+
+def read_evaluated(
+    path: Path, *, policy: str | None = None
+) -> list[tuple[Episode, EpisodeMetrics]]:
+    """An evaluation's episodes, each with the metrics it carries (``metadata.metrics``).
+
+    Args:
+        path: An episodes file of an evaluation (an ablation's or ``train eval``'s).
+        policy: Keep only episodes whose ``metadata.policy`` is this; ``None`` keeps all.
+
+    Raises:
         ConfigError: the file is missing or malformed, an episode carries no metrics, or no
             episode is kept.
     """
     if not path.is_file():
         raise ConfigError(f"{path}: no such episodes file")
-    rows = []
+    kept = []
     policies = set()
     for episode in read_episodes(path, strict=True):
         name = episode.metadata.get("policy")
@@ -194,12 +210,12 @@ def read_metrics(path: Path, *, policy: str | None = None) -> list[EpisodeMetric
                 f"{path}: episode {episode.id} carries no metrics "
                 "(not the episodes of an evaluation)"
             )
-        rows.append(EpisodeMetrics.model_validate(episode.metadata["metrics"]))
-    if not rows:
+        kept.append((episode, EpisodeMetrics.model_validate(episode.metadata["metrics"])))
+    if not kept:
         wanted = "" if policy is None else f" of policy {policy!r}"
         found = ", ".join(sorted(policies)) or "none"
         raise ConfigError(f"{path}: no episode{wanted} (policies there: {found})")
-    return rows
+    return kept
 
 
 def heldout_tasks(config: RLConfig, count: int) -> list[Task]:

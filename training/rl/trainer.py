@@ -70,6 +70,7 @@ from .config import RLConfig
 from .distributed import Parallel
 from .model import load_rl_model
 from .plot import plot_curves
+from .replay import ReplayPool
 from .rollout import SharedWeights, vllm_engine
 
 __all__ = ["RLTrainer"]
@@ -179,6 +180,7 @@ class RLTrainer:
             self.rl_model.module, optimizer, config.micro_batch_rows
         )
         self.env = ToolEnv.builtin()
+        self.replay = ReplayPool.from_config(config)
         # One loop for the run: the policy's generation lock binds to the loop it first ran on.
         self._loop = asyncio.new_event_loop()
         if resuming:
@@ -265,14 +267,20 @@ class RLTrainer:
         rollout_s = time.perf_counter() - started
         cache_after = _prefix_counts(self.engine.policy)
         groups = [index for index in range(len(tasks)) for _ in range(config.group_size)]
-        update, rewards = self.update_on(episodes, [tasks[group] for group in groups], groups)
+        replayed = self.replay.draw(self.step) if self.replay is not None else []
+        update, rewards = self.update_on(
+            episodes, [tasks[group] for group in groups], groups, replayed=replayed
+        )
         self.step += 1
-        generated = sum(len(turn.token_ids or []) for episode in episodes for turn in episode.turns)
+        generated, replay_tokens = (
+            sum(len(turn.token_ids or []) for episode in batch for turn in episode.turns)
+            for batch in (episodes, replayed)
+        )
         logprobs = [
             lp for episode in episodes for turn in episode.turns for lp in turn.logprobs or []
         ]
         # Rows hold every sampled id; collate cut the ones past max_length.
-        truncated = generated - int(update["train_tokens"])
+        truncated = generated + replay_tokens - int(update["train_tokens"])
         if truncated:
             logger.warning(
                 "step %d: %d sampled tokens lie past max_length %d and get no gradient; "
@@ -292,21 +300,29 @@ class RLTrainer:
             # probability away from the sampled tokens.
             rollout_nll=-statistics.fmean(logprobs) if logprobs else 0.0,
             truncated_tokens=truncated,
+            replayed_episodes=len(replayed),
             step_time_s=time.perf_counter() - started,
         )
         return metrics
 
     def update_on(
-        self, episodes: Sequence[Episode], tasks: Sequence[Task], groups: Sequence[int]
+        self,
+        episodes: Sequence[Episode],
+        tasks: Sequence[Task],
+        groups: Sequence[int],
+        *,
+        replayed: Sequence[Episode] = (),
     ) -> tuple[dict[str, float], list[EpisodeRewards]]:
         """One optimizer step on given episodes: rewards, advantages, the update (no rollout).
 
         ``train_step`` calls it on its rollouts; it also trains on (or, with ``gradient_noise``,
         probes the gradient of) recorded episodes. ``tasks[i]`` is the task of ``episodes[i]``
-        and ``groups[i]`` its group: advantages are relative within a group.
+        and ``groups[i]`` its group: advantages are relative within a group. ``replayed``
+        episodes join the batch with ``config.replay.advantage`` on every token (one more group
+        for the gradient-noise estimate).
 
         Returns:
-            The update's metrics and each episode's rewards.
+            The update's metrics and each (non-replayed) episode's rewards.
         """
         config = self.config
         rewards = [
@@ -316,7 +332,11 @@ class RLTrainer:
         per_turn = turn_advantages(
             rewards, groups, config.advantage, component_weights=config.reward.trajectory_weights()
         )
-        rows = [episode_rows(episode) for episode in episodes]
+        per_turn += [
+            [config.replay.advantage] * (1 + max((t.index for t in e.turns), default=-1))
+            for e in replayed
+        ]
+        rows = [episode_rows(episode) for episode in [*episodes, *replayed]]
         if any(rows):
             batch = collate(rows, pad_token_id=self._pad_id(), max_length=config.max_length)
             advantages = token_advantages(
@@ -328,8 +348,13 @@ class RLTrainer:
                 center=config.advantage.whiten_center,
                 negative_weight=config.advantage.negative_weight,
                 eps=config.advantage.eps,
+                fixed_rows=batch.row_episode >= len(episodes) if replayed else None,
             )
-            row_groups = [groups[episode] for episode in batch.row_episode.tolist()]
+            replay_group = max(groups, default=-1) + 1
+            row_groups = [
+                groups[episode] if episode < len(episodes) else replay_group
+                for episode in batch.row_episode.tolist()
+            ]
             update = self._update(batch, advantages, row_groups)
         elif self.parallel.world > 1:
             # The other processes' backward passes wait for this one's.

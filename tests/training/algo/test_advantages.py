@@ -159,6 +159,38 @@ def test_negative_weight_scales_only_negative_advantages(weight: float, negative
     assert values.tolist() == [[0.0, 0.0, 0.5, 0.5, 0.0, negative]]
 
 
+def test_fixed_rows_keep_their_advantage_and_stay_out_of_the_whitening() -> None:
+    def row(sampled: list[int]) -> list[TokenRow]:
+        token_row = TokenRow()
+        token_row.extend([1])
+        token_row.extend(sampled, turn=0, logprobs=[0.0] * len(sampled))
+        return [token_row]
+
+    rollouts = [row([2, 3]), row([4])]
+    alone = collate(rollouts, pad_token_id=0)
+    whitened = dict(whiten=True, center=False, negative_weight=0.5)
+    expected = token_advantages(
+        [[1.0], [-2.0]],
+        turn_index=alone.turn_index,
+        row_episode=alone.row_episode,
+        mask=alone.assistant_mask,
+        **whitened,
+    )
+    # A replayed episode (the third) with a fixed advantage of 3: a whitened row would differ.
+    batch = collate([*rollouts, row([5, 6, 7])], pad_token_id=0)
+    values = token_advantages(
+        [[1.0], [-2.0], [3.0]],
+        turn_index=batch.turn_index,
+        row_episode=batch.row_episode,
+        mask=batch.assistant_mask,
+        fixed_rows=batch.row_episode >= 2,
+        **whitened,
+    )
+    assert torch.equal(values[:2, : expected.shape[1]], expected)
+    assert values[2].tolist() == [0.0, 3.0, 3.0, 3.0]
+    assert expected[1, 1] < 0  # the rollouts' negative advantage is still scaled
+
+
 def test_negative_weight_must_be_a_non_negative_number() -> None:
     with pytest.raises(ConfigError, match="negative_weight"):
         AdvantageConfig(negative_weight=-1.0)
