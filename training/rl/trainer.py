@@ -148,6 +148,8 @@ class RLTrainer:
         self.tasks = list(config.training_tasks() if tasks is None else tasks)
         if not self.tasks:
             raise ConfigError("RLTrainer: no tasks to train on")
+        # Read before the model loads: a bad replay file fails in a second, not after a minute.
+        self.replay = ReplayPool.from_config(config)
         self.output_dir = config.output_dir
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.step = 0
@@ -180,7 +182,6 @@ class RLTrainer:
             self.rl_model.module, optimizer, config.micro_batch_rows
         )
         self.env = ToolEnv.builtin()
-        self.replay = ReplayPool.from_config(config)
         # One loop for the run: the policy's generation lock binds to the loop it first ran on.
         self._loop = asyncio.new_event_loop()
         if resuming:

@@ -44,12 +44,13 @@ def recorded(cold_start: Path, tmp_path: Path) -> list[Episode]:
     return _evaluate(cold_start, tmp_path, "train")
 
 
-def _replaying(cold_start: Path, out: Path, episodes: Path, **replay: object) -> RLConfig:
+def _replaying(cold_start: Path, out: Path, episodes: Path, **overrides: object) -> RLConfig:
     return _config(
         cold_start,
         out,
         task_families=FAMILIES,
-        replay={"episodes": episodes, "per_step": 2, **replay},
+        replay={"episodes": episodes, "per_step": 2},
+        **overrides,
     )
 
 
@@ -77,20 +78,25 @@ def test_a_replaying_step_trains_the_replayed_tokens_and_pushes_them_up(
     assert metrics["replayed_episodes"] == 2 and metrics["truncated_tokens"] == 0
     assert metrics["train_tokens"] == metrics["rollout_tokens"] + replay_tokens
 
-    # A group of four identical rollouts has no signal: the update is the replay's alone.
-    replayed = trainer.replay.draw(1)
+    trainer.close()
+
+    # At the start (no update yet; the recorded log-probs are this policy's), a group of four
+    # identical rollouts has no signal and the KL none: a small step is the replay's alone.
+    fresh = RLTrainer(_replaying(cold_start, tmp_path / "fresh", path, learning_rate=1e-4))
+    assert fresh.replay is not None
+    replayed = fresh.replay.draw(0)
     batch = collate([episode_rows(e) for e in replayed], pad_token_id=0)
     positions, mask = logit_positions(batch.assistant_mask), batch.assistant_mask
 
     def replayed_logprob() -> float:
         with torch.no_grad():
-            return float(trainer._logprobs(trainer.model, batch, positions)[mask].sum())
+            return float(fresh._logprobs(fresh.model, batch, positions)[mask].sum())
 
     before = replayed_logprob()
-    task = next(t for t in trainer.tasks if t.id == recorded[1].task_id)
-    update, _ = trainer.update_on([recorded[1]] * 4, [task] * 4, [0] * 4, replayed=replayed)
+    task = next(t for t in fresh.tasks if t.id == recorded[1].task_id)
+    update, _ = fresh.update_on([recorded[1]] * 4, [task] * 4, [0] * 4, replayed=replayed)
     after = replayed_logprob()
-    trainer.close()
+    fresh.close()
     assert update["grad_norm"] > 0 and after > before
 
 
