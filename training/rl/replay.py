@@ -28,14 +28,9 @@ class ReplayPool:
         episodes: The pool (successful episodes with token ids and log-probs).
         per_step: Episodes drawn per step (the whole pool when it is smaller).
         seed: Seed of the draws; with the step it fixes each step's episodes.
-
-    Raises:
-        ConfigError: the pool is empty.
     """
 
     def __init__(self, episodes: Sequence[Episode], *, per_step: int, seed: int) -> None:
-        if not episodes:
-            raise ConfigError("replay: no successful episode to replay")
         self.episodes = list(episodes)
         self.per_step = per_step
         self.seed = seed

@@ -118,6 +118,10 @@ def test_a_family_that_regresses_shows_behind_one_that_improves(tmp_path: Path) 
     assert table.splitlines()[0] == "| policy | weather | chain |"
     assert "| start | 0.000 (4) | 1.000 (4) |" in table
     assert "| rl | 1.000 (4), Δ +1.000 ± 0.000 | 0.250 (4), Δ -0.750 ± 0.250 |" in table
+    # A label evaluated on one family only shows "-" under the other.
+    weather_only = rl.model_copy(update={"label": "w", "by_family": {"weather": weather}})
+    mixed = pooled_family_table([*pooled, weather_only])
+    assert "| w | 1.000 (4), Δ +1.000 ± 0.000 | - |" in mixed
     args = ["pool", "--episodes", f"start={tmp_path / 's.jsonl'}"]
     result = CliRunner().invoke(rl_app, [*args, "--episodes", f"rl={tmp_path / 'f.jsonl'}"])
     assert result.exit_code == 0 and "success per family" in result.output
