@@ -6,6 +6,7 @@ The curves PNG: level rewards, success, zero-variance groups, KL, loss, NLL, gra
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -108,8 +109,13 @@ def draw_bars(
         axis.scatter([position] * len(values), values, color="black", s=12, zorder=3)
     for position, note in zip(positions, notes or (), strict=False):
         if note:
-            axis.text(position, 0.96, note, ha="center", va="top", fontsize=8)
-    axis.set_xticks(list(positions), list(bars))
+            axis.text(position, 0.97, _wrap(note, 9), ha="center", va="top", fontsize=8)
+    axis.set_xticks(list(positions), [_wrap(label, 12) for label in bars], fontsize=8)
     axis.set_ylim(0, 1)
     axis.set_title(title)
     axis.title.set_fontsize(9)
+
+
+def _wrap(text: str, width: int) -> str:
+    """``text`` broken into lines of about ``width`` characters (neighbouring bars' texts)."""
+    return textwrap.fill(text, width, break_long_words=False)
