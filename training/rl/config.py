@@ -37,7 +37,7 @@ class ReplayConfig:
         episodes (`Path`, *optional*): An evaluation's episodes file (``train eval`` on train-split
             tasks, token ids and log-probs kept); its successful episodes are the pool. A greedy
             evaluation works: the recorded log-probs are the model's raw (T = 1) ones, and greedy
-            succeeds on every family the start covers, where sampling at T = 1 rarely does.
+            succeeds more often than sampling at T = 1 (the 135M start: 36/40 against 14/40).
         policy (`str`, *optional*): Keep only episodes of this ``metadata.policy`` (a ``train eval``
             file holds every policy it evaluated).
         per_step (`int`, defaults to `0`): Episodes drawn from the pool per step (0: no replay).
