@@ -49,8 +49,8 @@ async def test_a_task_sampled_twice_counts_once_with_two_episodes() -> None:
     assert summary_cells({**summary.model_dump(), "split": "train"})[3] == "1 (2 episodes)"
     assert summary_cells({**summary.model_dump(), "episodes": 1, "tasks": 1})[3] == "1"
     # A summary saved before sampled evaluation existed reads back with one episode per task.
-    shipped = Path(__file__).parents[2] / "training/results/mode_comparison_seed0.json"
-    old = EvalSummary.model_validate(json.loads(shipped.read_text())[0])
+    recorded = Path(__file__).parents[2] / "docs/results/mode_comparison_seed0.json"
+    old = EvalSummary.model_validate(json.loads(recorded.read_text())[0])
     assert old.episodes == old.tasks == 12
     assert old.facts_stated is None and summary_cells({**old.model_dump(), "split": "x"})[5] == "-"
 

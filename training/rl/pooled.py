@@ -1,7 +1,7 @@
 """Pool several held-out evaluations of the same policies and compare them, paired by task.
 
 One sampled evaluation (12 tasks × 4 episodes) is noisy: the same start policy scored 0.083 in one
-draw and 0.146 in the next (``training/results/RL_CPU.md``, section 7). Pooling every evaluation
+draw and 0.146 in the next, on the same 12 tasks. Pooling every evaluation
 of a policy (an ablation's ``heldout.jsonl``, a ``train eval`` trajectory file, another seed's
 final) and pairing each task against a baseline gives a difference whose standard error shrinks
 with every draw added. ``paraagent train rl pool`` is the command line.
