@@ -9,16 +9,17 @@ case-insensitively, ignoring accents and punctuation, on word boundaries.
 from __future__ import annotations
 
 import re
+import unicodedata
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 
 from pydantic import BaseModel
 
-from .geo import normalize_name
 from .tasks import AnswerFact, Task
 
-__all__ = ["CheckResult", "check_answer", "extract_numbers"]
+__all__ = ["DEFAULT_TOLERANCE", "CheckResult", "check_answer", "extract_numbers", "normalize_name"]
 
 DEFAULT_TOLERANCE = 0.01
+"""Absolute tolerance for numeric facts that set none."""
 _NUMBER = re.compile(r"(?<![\w.\-−])(?:[-−]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-−]?\d+(?:[.,]\d+)?)")
 
 
@@ -36,6 +37,17 @@ class CheckResult(BaseModel):
     matched: list[str]
     missing: list[str]
     score: float
+
+
+def normalize_name(text: str) -> str:
+    """Casefold, strip accents and punctuation, collapse spaces.
+
+    ``"São  Paulo"`` → ``"sao paulo"``.
+    """
+    decomposed = unicodedata.normalize("NFKD", text)
+    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+    cleaned = "".join(ch if ch.isalnum() else " " for ch in plain)
+    return " ".join(cleaned.split())
 
 
 def extract_numbers(text: str) -> list[tuple[float, int]]:

@@ -187,8 +187,8 @@ def eval_command(
 
     from mcp_servers.toolenv import generate_tasks
     from mcp_servers.toolenv.evaluation import MODES
-    from mcp_servers.toolenv.tasks import SPLITS
     from paraagent_runtime.policy.transformers_local import TransformersPolicy
+    from paraagent_runtime.tasks import SPLITS
     from paraagent_runtime.trajectory import TrajectoryWriter
 
     from .evaluate import (

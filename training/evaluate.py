@@ -16,11 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mcp_servers.toolenv import Task
 from mcp_servers.toolenv.evaluation import EpisodeMetrics, EvalConfig, evaluate_toolenv
-from mcp_servers.toolenv.tasks import SPLITS
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.policy.base import Policy, SamplingParams
+from paraagent_runtime.tasks import SPLITS, Task
 from paraagent_runtime.trajectory import TrajectoryWriter
 
 __all__ = [

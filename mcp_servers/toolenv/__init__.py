@@ -6,7 +6,10 @@ Quick start::
     toolspace = Toolspace(env.sources)             # one source per provider: weather__get_forecast…
     task = builtin_tasks()[0]
     task_env = env.for_task(task)                  # the task's world and pinned responses
-    check_answer(task, "…final answer…")           # CheckResult(success, matched, missing, score)
+    check_answer(task, "…final answer…")           # from paraagent_runtime: CheckResult(…)
+
+The task contract (``Task``, ``GoldCall``, ``AnswerFact``, ``check_answer``, ``load_tasks``…)
+lives in :mod:`paraagent_runtime`; ToolEnv generates tasks and replays them.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ from .catalog_tasks import (
     catalog_task_env,
     generate_catalog_tasks,
 )
-from .checker import CheckResult, check_answer
 from .errors import (
     ToolEnvArgumentError,
     ToolEnvError,
@@ -32,31 +34,17 @@ from .errors import (
 )
 from .llm_simulator import LLMResponseCache, LLMSimulator
 from .records import ToolRecord
-from .simulator import LatencyModel, PinnedResponse, ToolEnvSimulator
+from .simulator import LatencyModel, ToolEnvSimulator
 from .source import ToolEnv, ToolEnvSource, toolenv_sources
-from .tasks import (
-    AnswerFact,
-    GoldCall,
-    Task,
-    builtin_tasks,
-    execute_gold,
-    generate_tasks,
-    load_tasks,
-    save_tasks,
-)
+from .tasks import builtin_tasks, execute_gold, generate_tasks
 from .world import World
 
 __all__ = [
-    "AnswerFact",
     "CatalogHoldout",
     "CatalogTaskGenerator",
-    "CheckResult",
-    "GoldCall",
     "LLMResponseCache",
     "LLMSimulator",
     "LatencyModel",
-    "PinnedResponse",
-    "Task",
     "ToolEnv",
     "ToolEnvArgumentError",
     "ToolEnvError",
@@ -75,11 +63,8 @@ __all__ = [
     "builtin_tasks",
     "catalog_holdout",
     "catalog_task_env",
-    "check_answer",
     "execute_gold",
     "generate_catalog_tasks",
     "generate_tasks",
-    "load_tasks",
-    "save_tasks",
     "toolenv_sources",
 ]

@@ -37,13 +37,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.tasks import AnswerFact, PinnedResponse, Task
 
 from .arguments import sample_arguments
 from .generic import canonical_arguments
 from .records import ToolRecord
-from .simulator import PinnedResponse, ToolEnvSimulator
+from .simulator import ToolEnvSimulator
 from .source import ToolEnv
-from .tasks import AnswerFact, Task, _Trace
+from .tasks import _Trace
 
 __all__ = [
     "CATALOG_GROUPS",

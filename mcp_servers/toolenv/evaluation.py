@@ -32,22 +32,23 @@ from pydantic import BaseModel
 
 from paraagent_runtime.actions import META_TOOLS
 from paraagent_runtime.agent import Agent, AgentConfig
+from paraagent_runtime.checker import check_answer
 from paraagent_runtime.concurrency import map_in_order
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.meta import INSPECT_TOOL, SEARCH_TOOLS
 from paraagent_runtime.naming import model_facing_name
 from paraagent_runtime.policy.base import Policy, SamplingParams
 from paraagent_runtime.prompts import AgentMode
+from paraagent_runtime.tasks import SPLITS, Task
 from paraagent_runtime.toolspace import Toolspace
 from paraagent_runtime.trajectory import Episode, TrajectoryWriter
 
 from .catalog_tasks import catalog_task_env, generate_catalog_tasks
-from .checker import check_answer
 from .generic import canonical_arguments
 from .records import ToolRecord
 from .simulator import LatencyModel
 from .source import ToolEnv
-from .tasks import SPLITS, Task, generate_tasks
+from .tasks import generate_tasks
 
 __all__ = [
     "CATALOGS",
@@ -109,7 +110,7 @@ class EvalConfig:
     Attributes:
         policy: the policy label in reports (``oracle`` or a policy spec).
         modes: agent modes to run, each on the same tasks.
-        split: task split (see :data:`~mcp_servers.toolenv.tasks.SPLITS`).
+        split: task split (see :data:`~paraagent_runtime.tasks.SPLITS`).
         n: number of tasks.
         seed: task generator seed.
         max_turns: turns before an episode gives up.

@@ -8,10 +8,11 @@ prices, schedules) is seeded in :mod:`world`.
 from __future__ import annotations
 
 import math
-import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["CITIES", "City", "haversine_km", "normalize_name"]
+from paraagent_runtime.checker import normalize_name
+
+__all__ = ["CITIES", "City", "haversine_km"]
 
 
 @dataclass(frozen=True)
@@ -98,17 +99,6 @@ CITIES: tuple[City, ...] = (
     City("Sao Paulo", "Brazil", "BR", -23.55, -46.63, -3,
          "America/Sao_Paulo", "BRL", "GRU", "São Paulo/Guarulhos International Airport", "pt"),
 )  # fmt: skip
-
-
-def normalize_name(text: str) -> str:
-    """Casefold, strip accents and punctuation, collapse spaces.
-
-    ``"São  Paulo"`` → ``"sao paulo"``.
-    """
-    decomposed = unicodedata.normalize("NFKD", text)
-    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
-    cleaned = "".join(ch if ch.isalnum() else " " for ch in plain)
-    return " ".join(cleaned.split())
 
 
 def haversine_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:

@@ -27,10 +27,10 @@ from paraagent_runtime.naming import model_facing_name
 from paraagent_runtime.policy.base import Message
 from paraagent_runtime.policy.scripted import ScriptedPolicy
 from paraagent_runtime.prompts import AgentMode
+from paraagent_runtime.tasks import Task, resolve_binding, resolve_path
 
 from .builtin import builtin_records
 from .records import ToolRecord
-from .tasks import Task, resolve_binding, resolve_path
 
 __all__ = ["OracleScript", "oracle_policy", "search_query"]
 

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from pydantic import BaseModel, ConfigDict, Field
 
 from paraagent_runtime.naming import tool_id
+from paraagent_runtime.tasks import PinnedResponse
 
 from .builtin import Handler, builtin_handlers
 from .errors import (
@@ -39,7 +39,7 @@ from .world import World
 if TYPE_CHECKING:
     from .llm_simulator import LLMSimulator
 
-__all__ = ["FailureKind", "LatencyModel", "PinnedResponse", "ToolEnvSimulator"]
+__all__ = ["FailureKind", "LatencyModel", "ToolEnvSimulator"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,16 +69,6 @@ class LatencyModel:
         """The delay of one call drawn from ``rng``."""
         base = self.per_tool_s.get(record.id, self.per_tool_s.get(record.provider, self.base_s))
         return max(0.0, base + rng.uniform(0.0, self.jitter_s))
-
-
-class PinnedResponse(BaseModel):
-    """A response a task fixes for one exact call (tool id plus arguments, defaults filled in)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    tool: str = Field(description="Tool id, e.g. 'weather/get_forecast'.")
-    arguments: dict[str, Any] = Field(default_factory=dict)
-    response: Any = None
 
 
 class ToolEnvSimulator:

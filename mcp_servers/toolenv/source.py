@@ -6,15 +6,15 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from paraagent_runtime.sources import ToolSource
+from paraagent_runtime.tasks import PinnedResponse, Task
 from paraagent_runtime.tools import ToolSpec
 
 from .builtin import Handler, builtin_records
 from .records import ToolRecord
-from .simulator import FAILURE_KINDS, FailureKind, LatencyModel, PinnedResponse, ToolEnvSimulator
+from .simulator import FAILURE_KINDS, FailureKind, LatencyModel, ToolEnvSimulator
 
 if TYPE_CHECKING:
     from .llm_simulator import LLMSimulator
-    from .tasks import Task
 
 __all__ = ["ToolEnv", "ToolEnvSource", "toolenv_sources"]
 

@@ -1,6 +1,7 @@
-"""Verifiable tasks over the built-in catalog.
+"""Verifiable tasks over the built-in catalog: the task families and their generator.
 
-A task is a query, a gold call DAG, and the facts an answer needs.
+A task (:class:`paraagent_runtime.tasks.Task`) is a query, a gold call DAG, and the facts an
+answer needs.
 
 Each task family picks entities from a seeded world, then *runs* its gold DAG against a simulator
 of that world: a node's arguments may be bound to fields of earlier outputs (``bindings``), and
@@ -11,141 +12,31 @@ StableToolBench: G1 = one tool, G2 = several tools of one category, G3 = several
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, timedelta
-from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Any
 
 from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.tasks import AnswerFact, GoldCall, Group, Task, resolve_binding, resolve_path
 
 from .builtin import builtin_records
 from .geo import CITIES
-from .simulator import PinnedResponse, ToolEnvSimulator
+from .simulator import ToolEnvSimulator
 
 __all__ = [
     "ALL_FAMILIES",
     "FAMILIES",
     "HELD_OUT_CATEGORIES",
     "HELD_OUT_TOOLS",
-    "SPLITS",
     "UNSEEN_CATEGORY_FAMILIES",
     "UNSEEN_TOOL_FAMILIES",
-    "AnswerFact",
-    "GoldCall",
-    "Task",
     "builtin_tasks",
+    "check_families",
     "execute_gold",
     "generate_tasks",
-    "load_tasks",
-    "resolve_binding",
-    "resolve_path",
-    "save_tasks",
     "split_families",
 ]
-
-Group = Literal["G1", "G2", "G3"]
-
-
-class GoldCall(BaseModel):
-    """One node of a gold DAG.
-
-    Attributes:
-        id: Node id (``n1``…), unique in the task.
-        tool: Tool id (``provider/name``).
-        arguments: The concrete arguments, bound values included.
-        depends_on: Nodes whose outputs this call needs.
-        bindings: Argument name → ``"<node>.<path>"`` it was taken from.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    tool: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
-    depends_on: list[str] = Field(default_factory=list)
-    bindings: dict[str, str] = Field(default_factory=dict)
-
-
-class AnswerFact(BaseModel):
-    """A value a correct final answer must state.
-
-    Attributes:
-        value: The expected string or number.
-        label: What the value is (for humans and reports).
-        source: ``"<node>.<path>"`` the value was read from in the gold outputs.
-        tolerance: Absolute tolerance for numbers (``None``: the checker's default).
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    value: str | float
-    label: str = ""
-    source: str = ""
-    tolerance: float | None = None
-
-
-class Task(BaseModel):
-    """A user query with its gold call DAG and verifiable answer facts."""
-
-    id: str
-    query: str
-    group: Group
-    family: str
-    seed: int
-    split: str = "train"
-    calls: list[GoldCall]
-    facts: list[AnswerFact]
-    gold_answer: str
-    pinned: list[PinnedResponse] = Field(default_factory=list)
-
-    @property
-    def tools(self) -> list[str]:
-        """Distinct tool ids of the gold DAG in first-use order."""
-        return list(dict.fromkeys(call.tool for call in self.calls))
-
-    def levels(self) -> list[list[str]]:
-        """The DAG as parallel levels: calls in one level depend only on earlier levels."""
-        level: dict[str, int] = {}
-        for call in self.calls:
-            level[call.id] = 1 + max((level[d] for d in call.depends_on), default=-1)
-        out: list[list[str]] = [[] for _ in range(max(level.values(), default=-1) + 1)]
-        for call in self.calls:
-            out[level[call.id]].append(call.id)
-        return out
-
-    @property
-    def depth(self) -> int:
-        """Length of the longest dependency chain (the critical path, in calls)."""
-        return len(self.levels())
-
-    @property
-    def width(self) -> int:
-        """The most calls that can run in one parallel turn."""
-        return max((len(level) for level in self.levels()), default=0)
-
-
-def resolve_path(outputs: dict[str, Any], reference: str) -> Any:
-    """Read ``"<node>.<key>.<index>…"`` from gold outputs (integers index lists).
-
-    Raises:
-        KeyError: The path does not exist in the outputs.
-    """
-    node, _, path = reference.partition(".")
-    value = outputs[node]
-    for part in path.split(".") if path else ():
-        value = value[int(part)] if isinstance(value, list) else value[part]
-    return value
-
-
-def resolve_binding(outputs: dict[str, Any], reference: str) -> Any:
-    """Resolve a binding: a :func:`resolve_path` reference, or ``"[ref]"`` for a one-item list."""
-    if reference.startswith("[") and reference.endswith("]"):
-        return [resolve_path(outputs, reference[1:-1])]
-    return resolve_path(outputs, reference)
 
 
 def execute_gold(task: Task, simulator: ToolEnvSimulator) -> dict[str, Any]:
@@ -556,9 +447,6 @@ UNSEEN_CATEGORY_FAMILIES: dict[str, Family] = {
 
 ALL_FAMILIES: dict[str, Family] = {**FAMILIES, **UNSEEN_TOOL_FAMILIES, **UNSEEN_CATEGORY_FAMILIES}
 
-SPLITS: tuple[str, ...] = ("train", "test-seen", "test-unseen-tools", "test-unseen-categories")
-"""The evaluation splits. Other split labels draw from the seen families, like ``train``."""
-
 HELD_OUT_TOOLS: frozenset[str] = frozenset(
     {
         "weather/get_air_quality",
@@ -645,7 +533,7 @@ def generate_tasks(
     Args:
         n: Number of tasks.
         seed: Generator seed; with ``split`` it fixes every task and its world seed.
-        split: Split label (see :data:`SPLITS`).
+        split: Split label (see :data:`paraagent_runtime.tasks.SPLITS`).
         families: Family names to draw from, from :data:`ALL_FAMILIES`.
 
     Raises:
@@ -680,31 +568,3 @@ def generate_tasks(
 def builtin_tasks() -> list[Task]:
     """A fixed handful of tasks, one per family (used by ``make run``)."""
     return generate_tasks(len(FAMILIES), seed=0, split="builtin")
-
-
-def save_tasks(tasks: Iterable[Task], path: str | Path) -> None:
-    """Write tasks as JSONL, one task per line."""
-    with Path(path).open("w", encoding="utf-8") as handle:
-        for task in tasks:
-            handle.write(task.model_dump_json() + "\n")
-
-
-def load_tasks(path: str | Path) -> list[Task]:
-    """Read tasks from JSONL (blank lines are skipped).
-
-    Raises:
-        ConfigError: The file is missing or a line is not a valid task (the message names the line).
-    """
-    file = Path(path)
-    if not file.is_file():
-        raise ConfigError(f"task file {str(file)!r} does not exist")
-    tasks = []
-    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            tasks.append(Task.model_validate(json.loads(line)))
-        except (json.JSONDecodeError, ValidationError) as exc:
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise ConfigError(f"{file}:{number}: not a valid task ({first})") from exc
-    return tasks

@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from functools import cached_property
 
+from paraagent_runtime.checker import normalize_name
+
 from .errors import ToolEnvNotFoundError
-from .geo import CITIES, City, haversine_km, normalize_name
+from .geo import CITIES, City, haversine_km
 from .world_data import (
     _AIRCRAFT,
     _AIRLINES,

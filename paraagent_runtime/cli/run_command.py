@@ -10,6 +10,7 @@ from typing import Any
 from rich.console import Console
 
 from ..agent import Agent, AgentConfig
+from ..checker import check_answer
 from ..errors import ConfigError, UserError
 from ..events import AgentEvent, CallFinished, PhaseEvent, TurnStarted
 from ..policy import policy_from_spec
@@ -18,6 +19,7 @@ from ..prompts import AgentMode
 from ..report import summarize, summary_table, trace_table
 from ..search import default_tool_search, index_scope
 from ..sources import ToolSource
+from ..tasks import Task
 from ..toolspace import Toolspace
 from ..trajectory import Episode, TrajectoryWriter
 
@@ -48,18 +50,18 @@ class TaskItem:
 
     query: str
     task_id: str | None = None
-    toolenv_task: Any = None
+    toolenv_task: Task | None = None
 
 
 def load_task_items(options: RunOptions) -> list[TaskItem]:
     """Collect the tasks named by the options (argument, JSONL file, built-in ToolEnv tasks)."""
-    from mcp_servers.toolenv import Task, builtin_tasks
+    from mcp_servers.toolenv import builtin_tasks
 
     items: list[TaskItem] = []
     if options.task:
         items.append(TaskItem(query=options.task))
     if options.tasks_file is not None:
-        items.extend(_read_tasks_file(options.tasks_file, Task))
+        items.extend(_read_tasks_file(options.tasks_file))
     if options.builtin_tasks:
         items.extend(
             TaskItem(query=t.query, task_id=t.id, toolenv_task=t)
@@ -73,7 +75,7 @@ def load_task_items(options: RunOptions) -> list[TaskItem]:
     return items
 
 
-def _read_tasks_file(path: Path, task_model: Any) -> list[TaskItem]:
+def _read_tasks_file(path: Path) -> list[TaskItem]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -87,7 +89,7 @@ def _read_tasks_file(path: Path, task_model: Any) -> list[TaskItem]:
         except ValueError as exc:
             raise ConfigError(f"{path}:{number}: not JSON ({exc})") from exc
         if isinstance(record, dict) and "facts" in record and "calls" in record:
-            task = task_model.model_validate(record)
+            task = Task.model_validate(record)
             items.append(TaskItem(query=task.query, task_id=task.id, toolenv_task=task))
         elif isinstance(record, dict) and isinstance(
             record.get("query") or record.get("task"), str
@@ -128,7 +130,7 @@ def _mcp_sources(path: Path | None) -> list[ToolSource]:
 
 async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
     """Run every task, print its phase trace and answer, then a summary; return the episodes."""
-    from mcp_servers.toolenv import ToolEnv, check_answer
+    from mcp_servers.toolenv import ToolEnv
 
     items = load_task_items(options)
     kwargs = {"base_url": options.base_url} if options.base_url else {}

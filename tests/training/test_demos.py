@@ -6,8 +6,9 @@ from collections import Counter
 
 import pytest
 
-from mcp_servers.toolenv import ToolEnv, check_answer, generate_tasks
+from mcp_servers.toolenv import ToolEnv, generate_tasks
 from paraagent_runtime.actions import META_TOOLS, parse_observations, parse_turn, render_turn
+from paraagent_runtime.checker import check_answer
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.prompts import system_prompt
 from training.demos import (

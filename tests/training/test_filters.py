@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_servers.toolenv import Task, generate_tasks
+from mcp_servers.toolenv import generate_tasks
 from paraagent_runtime.actions import Turn, render_turn
 from paraagent_runtime.naming import model_facing_name
 from paraagent_runtime.policy.base import Message
+from paraagent_runtime.tasks import Task
 from paraagent_runtime.tools import ToolCall
 from training.demos import DemoBuild, FilterLimits, filter_trajectory, irrelevant_calls
 from training.demos.filters import assistant_turns, tool_turn_limit

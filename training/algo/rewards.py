@@ -9,7 +9,7 @@ The three levels of ParaAgent's multi-level advantage decoupling (DESIGN §6):
   recall they add, the share of tools they surfaced that later get called, and the NDCG of their
   searches; execute segments score the share of the gold DAG they complete and the DAG levels they
   finish per turn.
-- **trajectory**: the answer is correct per :func:`~mcp_servers.toolenv.checker.check_answer`, the
+- **trajectory**: the answer is correct per :func:`~paraagent_runtime.checker.check_answer`, the
   format is clean, and (only when correct) the episode is efficient.
 
 A call satisfies a gold node when it names the node's tool, succeeded, and its arguments match
@@ -26,12 +26,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mcp_servers.toolenv.checker import check_answer
-from mcp_servers.toolenv.tasks import GoldCall, Task, resolve_binding
 from paraagent_runtime.actions import META_TOOLS, infer_phase
+from paraagent_runtime.checker import check_answer
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.meta import SEARCH_TOOLS
 from paraagent_runtime.naming import model_facing_name
+from paraagent_runtime.tasks import GoldCall, Task, resolve_binding
 from paraagent_runtime.tools import ToolResult
 from paraagent_runtime.trajectory import Episode, TurnRecord
 from training.config import option

@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_servers.toolenv import Task, ToolEnv
+from mcp_servers.toolenv import ToolEnv
 from paraagent_runtime.actions import Turn, parse_observations, render_turn
 from paraagent_runtime.agent import Agent, AgentConfig
 from paraagent_runtime.policy.base import Completion, Message, Policy, SamplingParams, TextCallback
+from paraagent_runtime.tasks import Task
 from paraagent_runtime.tools import ToolCall, ToolSpec
 from paraagent_runtime.toolspace import Toolspace
 from paraagent_runtime.trajectory import Episode

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from mcp_servers.toolenv import Task, check_answer
 from paraagent_runtime.actions import META_TOOLS, Turn, parse_turn
+from paraagent_runtime.checker import check_answer
 from paraagent_runtime.naming import model_facing_name
 from paraagent_runtime.policy.base import Message
+from paraagent_runtime.tasks import Task
 from paraagent_runtime.tools import ToolCall
 
 __all__ = [

@@ -16,10 +16,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from mcp_servers.toolenv import Task, check_answer
-from mcp_servers.toolenv.tasks import GoldCall, resolve_binding, resolve_path
+from paraagent_runtime.checker import check_answer
 from paraagent_runtime.errors import RunError
 from paraagent_runtime.naming import model_facing_name
+from paraagent_runtime.tasks import GoldCall, Task, resolve_binding, resolve_path
 from paraagent_runtime.tools import ToolSpec
 
 __all__ = [

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mcp_servers.toolenv import Task
 from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.tasks import Task
 
 from .ablation_report import CURVES, AblationRun, write_ablation
 from .config import RLConfig

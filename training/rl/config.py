@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from mcp_servers.toolenv import Task, generate_tasks, load_tasks
+from mcp_servers.toolenv import generate_tasks
 from mcp_servers.toolenv.tasks import check_families
 from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.tasks import Task, load_tasks
 from training.algo.advantages import AdvantageConfig
 from training.algo.loss import Aggregation
 from training.algo.rewards import RewardConfig

@@ -22,9 +22,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mcp_servers.toolenv import Task, generate_tasks
+from mcp_servers.toolenv import generate_tasks
 from mcp_servers.toolenv.evaluation import EpisodeMetrics
 from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.tasks import Task
 from paraagent_runtime.trajectory import Episode, read_episodes
 from training.evaluate import check_eval_decoding
 

@@ -6,7 +6,8 @@ import math
 from datetime import timedelta
 from typing import Any
 
-from ..geo import normalize_name
+from paraagent_runtime.checker import normalize_name
+
 from ..world import World
 from ._registry import Provider
 from ._schema import array, integer, number, obj, string

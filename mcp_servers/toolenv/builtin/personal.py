@@ -8,8 +8,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from paraagent_runtime.checker import normalize_name
+
 from ..errors import ToolEnvNotFoundError
-from ..geo import normalize_name
 from ..world import Contact, Email, Event, World
 from ._common import DATE, DATETIME, parse_day, stable_id
 from ._registry import Provider

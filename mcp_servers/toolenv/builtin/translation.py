@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from paraagent_runtime.checker import normalize_name
+
 from ..errors import ToolEnvNotFoundError
-from ..geo import normalize_name
 from ..world import World
 from ._registry import Provider
 from ._schema import array, number, obj, string

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_servers.toolenv import check_answer, execute_gold
+from mcp_servers.toolenv import execute_gold
 from mcp_servers.toolenv.arguments import sample_arguments
 from mcp_servers.toolenv.catalog import botocore_source, build_catalog, google_source
 from mcp_servers.toolenv.catalog_tasks import (
@@ -22,8 +22,9 @@ from mcp_servers.toolenv.catalog_tasks import (
 from mcp_servers.toolenv.evaluation import EvalConfig, catalog_eval_setup, evaluate_toolenv
 from mcp_servers.toolenv.oracle import oracle_policy
 from mcp_servers.toolenv.records import ToolRecord
-from mcp_servers.toolenv.tasks import resolve_path
+from paraagent_runtime.checker import check_answer
 from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.tasks import resolve_path
 
 HOLDOUT = CatalogHoldout(categories=frozenset({"media"}), providers=frozenset({"aws_sqs"}))
 

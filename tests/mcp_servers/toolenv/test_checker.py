@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_servers.toolenv import AnswerFact, Task, check_answer
-from mcp_servers.toolenv.checker import extract_numbers
+from paraagent_runtime.checker import check_answer, extract_numbers
+from paraagent_runtime.tasks import AnswerFact, Task
 
 
 def _task(*facts: AnswerFact) -> Task:

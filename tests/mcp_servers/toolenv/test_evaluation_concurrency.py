@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 from mcp_servers.toolenv import generate_tasks
 from mcp_servers.toolenv.evaluation import EpisodeMetrics, EvalConfig, evaluate_toolenv
 from mcp_servers.toolenv.oracle import oracle_policy
-from mcp_servers.toolenv.tasks import Task
 from paraagent_runtime.cli.eval_toolenv import eval_toolenv_command
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.policy.base import Completion, Message
 from paraagent_runtime.policy.scripted import ScriptedPolicy
 from paraagent_runtime.prompts import AgentMode
+from paraagent_runtime.tasks import Task
 from paraagent_runtime.trajectory import read_episodes
 
 TASKS = generate_tasks(5, seed=4, split="test-seen")

@@ -10,7 +10,6 @@ from jsonschema import Draft202012Validator
 
 from mcp_servers.toolenv import (
     LatencyModel,
-    PinnedResponse,
     ToolEnvArgumentError,
     ToolEnvHTTPError,
     ToolEnvNotFoundError,
@@ -23,6 +22,7 @@ from mcp_servers.toolenv import (
 )
 from mcp_servers.toolenv.generic import generate_response
 from paraagent_runtime.errors import ToolExecutionError
+from paraagent_runtime.tasks import PinnedResponse
 
 from .conftest import example_arguments
 

@@ -6,17 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from mcp_servers.toolenv import (
-    ToolEnv,
-    builtin_tasks,
-    check_answer,
-    execute_gold,
-    generate_tasks,
-    load_tasks,
-    save_tasks,
-)
-from mcp_servers.toolenv.tasks import FAMILIES, check_families, resolve_path
+from mcp_servers.toolenv import ToolEnv, builtin_tasks, execute_gold, generate_tasks
+from mcp_servers.toolenv.tasks import FAMILIES, check_families
+from paraagent_runtime.checker import check_answer
 from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.tasks import load_tasks, resolve_path, save_tasks
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +102,8 @@ def test_jsonl_round_trip_and_bad_files(tmp_path: Path, tasks) -> None:  # noqa:
 
 
 def test_held_out_splits_really_hold_out_tools_and_categories(records) -> None:  # noqa: ANN001
-    from mcp_servers.toolenv.tasks import HELD_OUT_CATEGORIES, HELD_OUT_TOOLS, SPLITS
+    from mcp_servers.toolenv.tasks import HELD_OUT_CATEGORIES, HELD_OUT_TOOLS
+    from paraagent_runtime.tasks import SPLITS
 
     category = {record.id: record.category for record in records}
     tools = {
@@ -125,7 +120,7 @@ def test_held_out_splits_really_hold_out_tools_and_categories(records) -> None: 
 
 
 def test_split_tasks_are_reproducible_and_verifiable() -> None:
-    from mcp_servers.toolenv.tasks import SPLITS
+    from paraagent_runtime.tasks import SPLITS
 
     env = ToolEnv.builtin()
     for split in SPLITS:

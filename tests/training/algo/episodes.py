@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcp_servers.toolenv import Task, ToolEnv, builtin_tasks
+from mcp_servers.toolenv import ToolEnv, builtin_tasks
 from paraagent_runtime.agent import Agent, AgentConfig
 from paraagent_runtime.policy import ScriptedPolicy
+from paraagent_runtime.tasks import Task
 from paraagent_runtime.toolspace import Toolspace
 from paraagent_runtime.trajectory import Episode
 

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from mcp_servers.toolenv.tasks import GoldCall
 from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.tasks import GoldCall
 from training.algo import RewardConfig, args_match, score_episode
 
 from .episodes import call, execute, explore, run, task

@@ -8,7 +8,8 @@ from pathlib import Path
 from peft import LoraConfig, get_peft_model
 from transformers import AutoModelForCausalLM
 
-from mcp_servers.toolenv import Task, builtin_tasks
+from mcp_servers.toolenv import builtin_tasks
+from paraagent_runtime.tasks import Task
 from training.rl import RLConfig
 from training.rl.ablation_report import AblationRun
 

@@ -10,9 +10,9 @@ import torch
 from transformers import AutoModelForCausalLM
 
 from mcp_servers.toolenv import generate_tasks
-from mcp_servers.toolenv.tasks import save_tasks
 from paraagent_runtime.errors import ConfigError, UserError
 from paraagent_runtime.policy.tiny import build_tiny_model
+from paraagent_runtime.tasks import save_tasks
 from training.algo import TokenRow, collate, logit_positions
 from training.rl import RLConfig, RLTrainer
 from training.rl.trainer import CHECKPOINT, CURVES, METRICS
