@@ -5,6 +5,7 @@ The tree::
     ParaAgentError
     ├── UserError                  misuse: bad configuration, bad arguments, unknown names
     │   ├── ConfigError            a config file or spec that cannot be used (names the field)
+    │   ├── MissingExtraError      an optional dependency is not installed (names the extra)
     │   └── UnknownToolError       a tool name the toolspace does not know
     └── RunError                   something failed while running
         ├── ModelAPIError          a policy backend is down, times out or answers garbage
@@ -22,6 +23,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "MCPConnectionError",
+    "MissingExtraError",
     "ModelAPIError",
     "ParaAgentError",
     "RunError",
@@ -41,6 +43,18 @@ class UserError(ParaAgentError):
 
 class ConfigError(UserError):
     """A configuration file or spec string is invalid; the message names the offending field."""
+
+
+class MissingExtraError(UserError):
+    """An optional dependency is missing; the message names the extra that installs it.
+
+    Attributes:
+        extra: The extra's name, as in ``pip install 'paraagent[<extra>]'``.
+    """
+
+    def __init__(self, message: str, *, extra: str) -> None:
+        super().__init__(message)
+        self.extra = extra
 
 
 class UnknownToolError(UserError):
