@@ -53,7 +53,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def policy_from_spec(spec: str, **kwargs: Any) -> Policy:
+def policy_from_spec(spec: str, *, base_url: str | None = None, **kwargs: Any) -> Policy:
     """Build a policy from a ``backend:model`` spec.
 
     Specs:
@@ -66,7 +66,10 @@ def policy_from_spec(spec: str, **kwargs: Any) -> Policy:
 
     Args:
         spec: the spec string.
-        **kwargs: passed to the backend's constructor.
+        base_url: the server of an ``openai:`` spec (default ``$OPENAI_BASE_URL``); the other
+            backends run in-process and ignore it, so one ``--base-url`` serves any spec.
+        **kwargs: passed to the backend's constructor; ``model=`` is the base model of a
+            ``local`` spec (of its adapter, or when the spec names no directory).
 
     Raises:
         ConfigError: unknown backend, missing model name, or missing ``base_url``.
@@ -77,7 +80,7 @@ def policy_from_spec(spec: str, **kwargs: Any) -> Policy:
     if backend == "openai":
         if not target:
             raise ConfigError(f"policy spec {spec!r}: name the model, e.g. openai:Qwen/Qwen3-4B")
-        base_url = kwargs.pop("base_url", None) or os.environ.get("OPENAI_BASE_URL")
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL")
         if not base_url:
             raise ConfigError(
                 f"policy spec {spec!r} needs a server: pass base_url "
@@ -96,10 +99,11 @@ def policy_from_spec(spec: str, **kwargs: Any) -> Policy:
     if backend == "local":
         from .transformers_local import TransformersPolicy
 
+        base = kwargs.pop("model", None)
         if target and (Path(target).expanduser() / "adapter_config.json").is_file():
             # A LoRA adapter directory: apply it to the base model (default SmolLM2).
-            return TransformersPolicy(kwargs.pop("model", None), adapter=target, **kwargs)
-        return TransformersPolicy(target or None, **kwargs)
+            return TransformersPolicy(base, adapter=target, **kwargs)
+        return TransformersPolicy(target or base, **kwargs)
     if backend == "vllm":
         if not target:
             raise ConfigError(f"policy spec {spec!r}: name the model, e.g. vllm:Qwen/Qwen3-4B")
