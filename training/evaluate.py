@@ -6,21 +6,25 @@ greedily unless a temperature is given; this module reduces its per-episode metr
 columns training reports compare:
 success (ToolEnv checker), answered, turns, calls, calls per execute turn, format-error turns and
 the simulated tool time (per turn the slowest call, since a turn's calls run in parallel).
+Every evaluated episode carries its metrics (``metadata.metrics``); :func:`read_evaluated` reads an
+evaluation's episodes file back (RL replay draws from one).
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from mcp_servers.toolenv.evaluation import EpisodeMetrics, EvalConfig, evaluate_toolenv
 from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.modes import DEFAULT_MAX_TURNS
 from paraagent_runtime.policy.base import Policy, SamplingParams
 from paraagent_runtime.tasks import SPLITS, Task
-from paraagent_runtime.trajectory import TrajectoryWriter
+from paraagent_runtime.trajectory import Episode, TrajectoryWriter, read_episodes
 
 __all__ = [
     "SUMMARY_COLUMNS",
@@ -28,6 +32,8 @@ __all__ = [
     "check_eval_decoding",
     "evaluate_policy",
     "optional_cell",
+    "read_evaluated",
+    "read_metrics",
     "summaries_markdown",
     "summarize_rows",
     "summary_cells",
@@ -106,7 +112,7 @@ async def evaluate_policy(
     *,
     model: str,
     mode: str = "paraact",
-    max_turns: int = 8,
+    max_turns: int = DEFAULT_MAX_TURNS,
     max_tokens: int = 256,
     temperature: float = 0.0,
     samples: int = 1,
@@ -147,6 +153,55 @@ async def evaluate_policy(
         config, lambda task, mode: policy, tasks=tasks, on_episode=on_row, trajectory=trajectory
     )
     return summarize_rows(model, report.episodes, mode=mode), report.episodes
+
+
+def read_metrics(path: Path, *, policy: str | None = None) -> list[EpisodeMetrics]:
+    """The metrics an evaluation's episodes carry (``metadata.metrics``).
+
+    Args:
+        path: An episodes file of an evaluation (an ablation's or ``train eval``'s).
+        policy: Keep only episodes whose ``metadata.policy`` is this (a ``train eval`` file holds
+            every policy it evaluated); ``None`` keeps all.
+
+    Raises:
+        ConfigError: as :func:`read_evaluated`.
+    """
+    return [metrics for _, metrics in read_evaluated(path, policy=policy)]
+
+
+def read_evaluated(
+    path: Path, *, policy: str | None = None
+) -> list[tuple[Episode, EpisodeMetrics]]:
+    """An evaluation's episodes, each with the metrics it carries (``metadata.metrics``).
+
+    Args:
+        path: An episodes file of an evaluation (an ablation's or ``train eval``'s).
+        policy: Keep only episodes whose ``metadata.policy`` is this; ``None`` keeps all.
+
+    Raises:
+        ConfigError: the file is missing or malformed, an episode carries no metrics, or no
+            episode is kept.
+    """
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such episodes file")
+    kept = []
+    policies = set()
+    for episode in read_episodes(path, strict=True):
+        name = episode.metadata.get("policy")
+        policies.add(str(name))
+        if policy is not None and name != policy:
+            continue
+        if "metrics" not in episode.metadata:
+            raise ConfigError(
+                f"{path}: episode {episode.id} carries no metrics "
+                "(not the episodes of an evaluation)"
+            )
+        kept.append((episode, EpisodeMetrics.model_validate(episode.metadata["metrics"])))
+    if not kept:
+        wanted = "" if policy is None else f" of policy {policy!r}"
+        found = ", ".join(sorted(policies)) or "none"
+        raise ConfigError(f"{path}: no episode{wanted} (policies there: {found})")
+    return kept
 
 
 SUMMARY_COLUMNS = (

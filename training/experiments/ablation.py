@@ -27,11 +27,11 @@ from typing import Any
 
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.tasks import Task
+from training.rl.config import RLConfig
+from training.rl.trainer import METRICS, RLTrainer
 
 from .ablation_report import CURVES, AblationRun, write_ablation
-from .config import RLConfig
 from .heldout import Heldout, HeldoutScore, cached_score, heldout_tasks, save_score, score_key
-from .trainer import METRICS, RLTrainer
 
 __all__ = ["DEFAULT_ESTIMATORS", "run_ablation"]
 

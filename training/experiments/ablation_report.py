@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from paraagent_runtime.plotting import pyplot, save_figure
 from training.evaluate import optional_cell
 
 from .heldout import DepthScore, Heldout, HeldoutScore, format_paired, paired_difference
@@ -221,10 +222,7 @@ def plot_ablation(
     estimator's mean over seeds with the seeds as dots); with ``heldout`` each bar carries the
     binomial standard error of a single score (one seed's) at its rate.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     from matplotlib.ticker import MaxNLocator
 
     bars = heldout_scores(runs, start)
@@ -255,10 +253,7 @@ def plot_ablation(
         title = f"held-out success ({heldout.describe()})" if heldout else "held-out"
         draw_bars(axes[-1], bars, title=title, errors=errors)
     figure.tight_layout()
-    png_path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(png_path, dpi=100)
-    plt.close(figure)
-    return png_path
+    return save_figure(figure, png_path)
 
 
 def write_ablation(

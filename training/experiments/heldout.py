@@ -26,10 +26,8 @@ from mcp_servers.toolenv import generate_tasks
 from mcp_servers.toolenv.evaluation import EpisodeMetrics
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.tasks import Task
-from paraagent_runtime.trajectory import Episode, read_episodes
-from training.evaluate import check_eval_decoding
-
-from .config import RLConfig
+from training.evaluate import check_eval_decoding, read_metrics
+from training.rl.config import RLConfig
 
 __all__ = [
     "HELDOUT",
@@ -40,8 +38,6 @@ __all__ = [
     "format_paired",
     "heldout_tasks",
     "paired_difference",
-    "read_evaluated",
-    "read_metrics",
     "save_score",
     "score_key",
 ]
@@ -168,55 +164,6 @@ class HeldoutScore(BaseModel):
     def from_episodes(cls, path: Path) -> HeldoutScore:
         """The score of an evaluation's episodes file (each episode carries its metrics)."""
         return cls.from_rows(read_metrics(path))
-
-
-def read_metrics(path: Path, *, policy: str | None = None) -> list[EpisodeMetrics]:
-    """The metrics an evaluation's episodes carry (``metadata.metrics``).
-
-    Args:
-        path: An episodes file of an evaluation (an ablation's or ``train eval``'s).
-        policy: Keep only episodes whose ``metadata.policy`` is this (a ``train eval`` file holds
-            every policy it evaluated); ``None`` keeps all.
-
-    Raises:
-        ConfigError: as :func:`read_evaluated`.
-    """
-    return [metrics for _, metrics in read_evaluated(path, policy=policy)]
-
-
-def read_evaluated(
-    path: Path, *, policy: str | None = None
-) -> list[tuple[Episode, EpisodeMetrics]]:
-    """An evaluation's episodes, each with the metrics it carries (``metadata.metrics``).
-
-    Args:
-        path: An episodes file of an evaluation (an ablation's or ``train eval``'s).
-        policy: Keep only episodes whose ``metadata.policy`` is this; ``None`` keeps all.
-
-    Raises:
-        ConfigError: the file is missing or malformed, an episode carries no metrics, or no
-            episode is kept.
-    """
-    if not path.is_file():
-        raise ConfigError(f"{path}: no such episodes file")
-    kept = []
-    policies = set()
-    for episode in read_episodes(path, strict=True):
-        name = episode.metadata.get("policy")
-        policies.add(str(name))
-        if policy is not None and name != policy:
-            continue
-        if "metrics" not in episode.metadata:
-            raise ConfigError(
-                f"{path}: episode {episode.id} carries no metrics "
-                "(not the episodes of an evaluation)"
-            )
-        kept.append((episode, EpisodeMetrics.model_validate(episode.metadata["metrics"])))
-    if not kept:
-        wanted = "" if policy is None else f" of policy {policy!r}"
-        found = ", ".join(sorted(policies)) or "none"
-        raise ConfigError(f"{path}: no episode{wanted} (policies there: {found})")
-    return kept
 
 
 def heldout_tasks(config: RLConfig, count: int) -> list[Task]:

@@ -1,10 +1,10 @@
 """Pool several held-out evaluations of the same policies and compare them, paired by task.
 
 One sampled evaluation (12 tasks × 4 episodes) is noisy: the same start policy scored 0.083 in one
-draw and 0.146 in the next, on the same 12 tasks. Pooling every evaluation
-of a policy (an ablation's ``heldout.jsonl``, a ``train eval`` trajectory file, another seed's
-final) and pairing each task against a baseline gives a difference whose standard error shrinks
-with every draw added. ``paraagent train rl pool`` is the command line.
+draw and 0.146 in the next, on the same 12 tasks. Pooling every evaluation of a policy (an
+ablation's ``heldout.jsonl``, a ``train eval`` trajectory file, another seed's final) and pairing
+each task against a baseline gives a difference whose standard error shrinks with every draw
+added. ``paraagent train rl pool`` is the command line.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from pydantic import BaseModel
 
 from mcp_servers.toolenv.evaluation import EpisodeMetrics
 from paraagent_runtime.errors import ConfigError
-from training.evaluate import optional_cell
+from paraagent_runtime.plotting import pyplot, save_figure
+from training.evaluate import optional_cell, read_metrics
 
-from .heldout import HeldoutScore, format_paired, paired_difference, read_metrics
+from .heldout import HeldoutScore, format_paired, paired_difference
 from .plot import draw_bars
 
 __all__ = [
@@ -63,7 +64,7 @@ class EpisodeSource:
         return cls(label.strip(), Path(path.strip()), policy.strip() if at else None)
 
     def read(self) -> list[EpisodeMetrics]:
-        """The metrics of the source's episodes (:func:`~training.rl.heldout.read_metrics`)."""
+        """The metrics of the source's episodes (:func:`~training.evaluate.read_metrics`)."""
         return read_metrics(self.path, policy=self.policy)
 
 
@@ -250,11 +251,7 @@ def pooled_family_table(policies: Sequence[PooledPolicy]) -> str:
 
 def plot_pooled(policies: Sequence[PooledPolicy], png_path: Path) -> Path:
     """Pooled success and facts stated per policy (bars), each evaluation a dot, Δs annotated."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     figure, axes = plt.subplots(1, 2, figsize=(4 + 1.6 * len(policies), 4))
     panels = (
         ("held-out success", "evaluations", "success_delta"),
@@ -268,7 +265,4 @@ def plot_pooled(policies: Sequence[PooledPolicy], png_path: Path) -> Path:
         ]
         draw_bars(axis, bars, title=f"{title} (dots: evaluations; Δ paired by task)", notes=notes)
     figure.tight_layout()
-    png_path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(png_path, dpi=100)
-    plt.close(figure)
-    return png_path
+    return save_figure(figure, png_path)

@@ -20,10 +20,10 @@ from typing import Any
 
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.trajectory import read_episodes
+from training.rl.config import RLConfig
+from training.rl.trainer import RLTrainer
 
-from .config import RLConfig
 from .heldout import heldout_tasks
-from .trainer import RLTrainer
 
 __all__ = ["probe_gradient"]
 

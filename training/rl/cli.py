@@ -123,8 +123,8 @@ def ablation(
     assignments: SetOption = None,
 ) -> None:
     """Trajectory-only GRPO vs multi-level advantages: same seeds and budget, a table and a PNG."""
-    from .ablation import run_ablation
-    from .heldout import Heldout
+    from training.experiments.ablation import run_ablation
+    from training.experiments.heldout import Heldout
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
@@ -167,7 +167,7 @@ def probe(
     """Gradient signal-to-noise of one update on recorded episodes (one group per task)."""
     import json
 
-    from .probe import probe_gradient
+    from training.experiments.probe import probe_gradient
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
@@ -206,7 +206,7 @@ def pool(
     """Pool held-out evaluations per policy; success and facts vs the baseline, paired by task."""
     import json
 
-    from .pooled import (
+    from training.experiments.pooled import (
         EpisodeSource,
         plot_pooled,
         pool_evaluations,

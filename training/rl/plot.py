@@ -1,19 +1,14 @@
-"""RL plots: a run's curves, and the bar panel the held-out comparisons share.
-
-The curves PNG: level rewards, success, zero-variance groups, KL, loss, NLL, gradient SNR.
-"""
+"""A run's curves PNG: level rewards, success, zero-variance groups, KL, loss, NLL, gradient SNR."""
 
 from __future__ import annotations
 
 import json
-import textwrap
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.plotting import pyplot, save_figure
 
-__all__ = ["draw_bars", "plot_curves"]
+__all__ = ["plot_curves"]
 
 _PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("trajectory reward", ("reward/trajectory_mean",)),
@@ -35,12 +30,9 @@ def plot_curves(metrics_path: str | Path, png_path: str | Path) -> Path:
 
     Raises:
         ConfigError: the metrics file is missing or holds no step.
+        MissingExtraError: matplotlib is not installed.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     path = Path(metrics_path)
     if not path.is_file():
         raise ConfigError(f"metrics file {str(path)!r} does not exist")
@@ -78,44 +70,4 @@ def plot_curves(metrics_path: str | Path, png_path: str | Path) -> Path:
         axis.set_xlabel("step")
         axis.legend(fontsize=7)
     figure.tight_layout()
-    target = Path(png_path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(target, dpi=100)
-    plt.close(figure)
-    return target
-
-
-def draw_bars(
-    axis: Any,
-    bars: Mapping[str, Sequence[float]],
-    *,
-    title: str,
-    errors: Sequence[float] | None = None,
-    notes: Sequence[str] | None = None,
-) -> None:
-    """One bar per label at the mean of its values, each value a dot on it, on a 0–1 axis.
-
-    Args:
-        axis: The matplotlib axes to draw on.
-        bars: Label → values (seeds' or evaluations' scores).
-        title: The panel's title.
-        errors: An error bar per label (``None``: none).
-        notes: A short text at the top above each bar (a paired difference), ``""`` for none.
-    """
-    positions = range(len(bars))
-    means = [sum(values) / len(values) for values in bars.values()]
-    axis.bar(positions, means, yerr=errors, capsize=4, color="lightsteelblue")
-    for position, values in zip(positions, bars.values(), strict=True):
-        axis.scatter([position] * len(values), values, color="black", s=12, zorder=3)
-    for position, note in zip(positions, notes or (), strict=False):
-        if note:
-            axis.text(position, 0.97, _wrap(note, 9), ha="center", va="top", fontsize=8)
-    axis.set_xticks(list(positions), [_wrap(label, 12) for label in bars], fontsize=8)
-    axis.set_ylim(0, 1)
-    axis.set_title(title)
-    axis.title.set_fontsize(9)
-
-
-def _wrap(text: str, width: int) -> str:
-    """``text`` broken into lines of about ``width`` characters (neighbouring bars' texts)."""
-    return textwrap.fill(text, width, break_long_words=False)
+    return save_figure(figure, png_path)

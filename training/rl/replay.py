@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.trajectory import Episode
 from training.algo.tokens import episode_rows
+from training.evaluate import read_evaluated
 
 from .config import RLConfig
-from .heldout import read_evaluated
 
 __all__ = ["ReplayPool"]
 
@@ -41,7 +41,7 @@ class ReplayPool:
 
         Raises:
             ConfigError: the file cannot be read (see
-                :func:`~training.rl.heldout.read_evaluated`), an episode is of a held-out task
+                :func:`~training.evaluate.read_evaluated`), an episode is of a held-out task
                 (``test-*``: replaying it would train on the evaluation), a successful episode
                 lacks token ids or log-probs, or none succeeded.
         """

@@ -8,11 +8,11 @@ import pytest
 
 from mcp_servers.toolenv import generate_tasks
 from paraagent_runtime.errors import ConfigError
+from training.experiments.ablation import _start_heldout, run_ablation
+from training.experiments.heldout import Heldout, HeldoutScore
 from training.rl import RLConfig
-from training.rl.ablation import _start_heldout, run_ablation
-from training.rl.heldout import Heldout, HeldoutScore
 
-from .helpers import rl_config as _config
+from ..rl.helpers import rl_config as _config
 
 
 @pytest.mark.parametrize(

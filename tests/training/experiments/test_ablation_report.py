@@ -5,13 +5,13 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from training.rl.ablation_report import (
+from training.experiments.ablation_report import (
     ablation_table,
     depth_table,
     heldout_scores,
     plot_ablation,
 )
-from training.rl.heldout import DepthScore, Heldout, HeldoutScore
+from training.experiments.heldout import DepthScore, Heldout, HeldoutScore
 
 from .helpers import ablation_run as _run
 

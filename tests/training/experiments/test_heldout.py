@@ -4,7 +4,7 @@ import pytest
 
 from mcp_servers.toolenv.evaluation import EpisodeMetrics
 from paraagent_runtime.errors import ConfigError
-from training.rl.heldout import DepthScore, Heldout, HeldoutScore, paired_difference
+from training.experiments.heldout import DepthScore, Heldout, HeldoutScore, paired_difference
 
 
 @pytest.mark.parametrize(

@@ -9,14 +9,14 @@ from typer.testing import CliRunner
 from mcp_servers.toolenv.evaluation import EpisodeMetrics
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.trajectory import Episode, TrajectoryWriter
-from training.rl.cli import rl_app
-from training.rl.heldout import HeldoutScore, cached_score, save_score
-from training.rl.pooled import (
+from training.experiments.heldout import HeldoutScore, cached_score, save_score
+from training.experiments.pooled import (
     EpisodeSource,
     pool_evaluations,
     pooled_family_table,
     pooled_table,
 )
+from training.rl.cli import rl_app
 
 # (policy, task, success, share of gold facts stated)
 Outcome = tuple[str, str, bool, float]

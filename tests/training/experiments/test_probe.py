@@ -8,10 +8,10 @@ import pytest
 
 from mcp_servers.toolenv import generate_tasks
 from paraagent_runtime.errors import ConfigError
+from training.experiments.probe import probe_gradient
 from training.rl import RLTrainer
-from training.rl.probe import probe_gradient
 
-from .helpers import rl_config as _config
+from ..rl.helpers import rl_config as _config
 
 FAMILIES = ["city_pair_facts"]
 

@@ -1,4 +1,4 @@
-"""Shared pieces of the RL tests: the task, a small config, an SFT-like LoRA adapter, a run."""
+"""Shared pieces of the RL tests: the task, a small config, an SFT-like LoRA adapter."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from transformers import AutoModelForCausalLM
 from mcp_servers.toolenv import builtin_tasks
 from paraagent_runtime.tasks import Task
 from training.rl import RLConfig
-from training.rl.ablation_report import AblationRun
 
 
 def rl_task() -> Task:
@@ -50,18 +49,3 @@ def sft_adapter(base: Path, directory: Path) -> Path:
             directory
         )
     return directory
-
-
-def ablation_run(estimator: str, seed: int, reward: float) -> AblationRun:
-    """An ablation run's outcome with made-up numbers (trajectory reward ``reward``)."""
-    return AblationRun(
-        estimator=estimator,
-        seed=seed,
-        steps=3,
-        episodes=12,
-        final_reward=reward,
-        final_success=reward / 2,
-        zero_variance_groups=0.5,
-        wall_s=2.0,
-        curves={"reward/trajectory_mean": [0.0, reward], "success": [0.0, reward / 2]},
-    )

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
-
-from training.rl.plot import draw_bars
+from paraagent_runtime.plotting import pyplot
+from training.experiments.plot import draw_bars
 
 
 def test_draw_bars_wraps_long_labels_and_notes() -> None:
+    plt = pyplot()
     figure, axis = plt.subplots()
     try:
         draw_bars(
