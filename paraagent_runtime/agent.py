@@ -41,8 +41,9 @@ from .events import (
     TurnStarted,
 )
 from .meta import META_TOOL_SPECS
+from .modes import DEFAULT_MAX_TURNS, DEFAULT_MODE, MODES, AgentMode
 from .policy.base import Completion, Message, Policy, SamplingParams
-from .prompts import AgentMode, system_prompt
+from .prompts import system_prompt
 from .tools import ToolCall, ToolErrorKind, ToolResult, ToolSpec
 from .toolspace import ToolSession, Toolspace
 from .trajectory import Episode, TrajectoryWriter, TurnRecord
@@ -52,7 +53,6 @@ __all__ = ["Agent", "AgentConfig", "EventCallback"]
 logger = logging.getLogger(__name__)
 
 EventCallback = Callable[[AgentEvent], Awaitable[None] | None]
-_MODES = ("paraact", "react", "decoupled")
 
 
 @dataclass
@@ -70,8 +70,8 @@ class AgentConfig:
         system_prompt_extra: text appended to the system prompt.
     """
 
-    mode: AgentMode = "paraact"
-    max_turns: int = 12
+    mode: AgentMode = DEFAULT_MODE
+    max_turns: int = DEFAULT_MAX_TURNS
     dispatch: DispatchConfig = field(default_factory=DispatchConfig)
     sampling: SamplingParams = field(default_factory=SamplingParams)
     strict: bool = False
@@ -79,9 +79,9 @@ class AgentConfig:
     system_prompt_extra: str = ""
 
     def __post_init__(self) -> None:
-        if self.mode not in _MODES:
+        if self.mode not in MODES:
             raise ConfigError(
-                f"mode: unknown agent mode {self.mode!r} (use one of {', '.join(_MODES)})"
+                f"mode: unknown agent mode {self.mode!r} (use one of {', '.join(MODES)})"
             )
         if self.max_turns < 1:
             raise ConfigError(f"max_turns: must be at least 1, got {self.max_turns}")

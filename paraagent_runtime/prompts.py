@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Literal
 
+from .modes import DEFAULT_MODE, AgentMode
 from .tools import ToolSpec
 
-__all__ = ["AgentMode", "system_prompt"]
-
-AgentMode = Literal["paraact", "react", "decoupled"]
+__all__ = ["system_prompt"]
 
 _GRAMMAR = """\
 You solve the user's task with tools. Each of your turns is either tool calls or a final answer.
@@ -25,7 +23,7 @@ Tools you have not loaded yet can be found with the meta-tools:
 - inspect_tool(name): the full schema of one tool; loads it.
 Only loaded tools can be called."""
 
-_MODES: dict[AgentMode, str] = {
+_MODE_RULES: dict[AgentMode, str] = {
     "paraact": """\
 Work in phases. Start every tool turn with <phase>explore</phase> (only search_tools /
 inspect_tool calls) or <phase>execute</phase> (calls of loaded tools). You may switch phases as
@@ -42,13 +40,13 @@ call the loaded tools. Once you execute, you cannot search any more. Start every
 
 def system_prompt(
     *,
-    mode: AgentMode = "paraact",
+    mode: AgentMode = DEFAULT_MODE,
     preloaded: Sequence[ToolSpec] = (),
     max_calls_per_turn: int = 8,
     extra: str = "",
 ) -> str:
     """Build the system prompt for ``mode``; ``preloaded`` tools are listed with their schemas."""
-    parts = [_GRAMMAR, _MODES[mode].format(k_max=max_calls_per_turn)]
+    parts = [_GRAMMAR, _MODE_RULES[mode].format(k_max=max_calls_per_turn)]
     if preloaded:
         listing = "\n".join(
             json.dumps(spec.schema_view(), ensure_ascii=False) for spec in preloaded

@@ -186,7 +186,7 @@ def eval_command(
     import torch
 
     from mcp_servers.toolenv import generate_tasks
-    from mcp_servers.toolenv.evaluation import MODES
+    from paraagent_runtime.modes import MODES
     from paraagent_runtime.policy.transformers_local import TransformersPolicy
     from paraagent_runtime.tasks import SPLITS
     from paraagent_runtime.trajectory import TrajectoryWriter

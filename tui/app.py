@@ -33,6 +33,7 @@ from paraagent_runtime.events import (
     TurnFinished,
 )
 from paraagent_runtime.mcp.source import ElicitationRequest, ElicitationResponse, MCPToolSource
+from paraagent_runtime.modes import MODES
 from paraagent_runtime.policy.base import Policy
 from paraagent_runtime.tools import ToolCall, ToolSpec
 from paraagent_runtime.toolspace import Toolspace
@@ -62,7 +63,6 @@ __all__ = ["ChatApp", "PolicyFactory", "run_chat"]
 logger = logging.getLogger(__name__)
 
 PolicyFactory = Callable[[str], Policy]
-_MODES = ("paraact", "react", "decoupled")
 _CONTEXT_EXCHANGES = 5
 _DARK, _LIGHT = "textual-dark", "textual-light"
 ResultT = TypeVar("ResultT")
@@ -422,11 +422,11 @@ class ChatApp(App[None]):
     async def _command_mode(self, argument: str) -> None:
         if not argument:
             await self.conversation.add_note(
-                f"mode: **{self.agent_config.mode}** (paraact, react or decoupled)"
+                f"mode: **{self.agent_config.mode}** ({', '.join(MODES)})"
             )
             return
-        if argument not in _MODES:
-            raise UserError(f"unknown mode {argument!r}: use paraact, react or decoupled")
+        if argument not in MODES:
+            raise UserError(f"unknown mode {argument!r}: use {', '.join(MODES)}")
         self.agent_config = dataclasses.replace(self.agent_config, mode=argument)  # type: ignore[arg-type]
         self._show_session()
         self.notify(f"mode: {argument} (from the next task)")
@@ -518,7 +518,7 @@ class ChatApp(App[None]):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """The palette: the slash commands that take no free text, plus Textual's own."""
         yield from super().get_system_commands(screen)
-        for mode in _MODES:
+        for mode in MODES:
             yield SystemCommand(
                 f"Mode: {mode}",
                 f"run the next tasks in {mode} mode",

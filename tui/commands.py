@@ -6,13 +6,14 @@ import difflib
 from dataclasses import dataclass
 
 from paraagent_runtime.errors import UserError
+from paraagent_runtime.modes import MODES
 
 __all__ = ["SLASH_COMMANDS", "SlashCommand", "help_markdown", "parse_slash"]
 
 SLASH_COMMANDS: dict[str, tuple[str, str]] = {
     "tools": ("[query]", "search the tools (all tools by source without a query)"),
     "servers": ("", "list the tool sources, their tool counts and status"),
-    "mode": ("paraact|react|decoupled", "show or switch the agent mode"),
+    "mode": ("|".join(MODES), "show or switch the agent mode"),
     "model": ("[name]", "show the model, or switch to another one"),
     "clear": ("", "clear the screen and start a new conversation"),
     "save": ("[path]", "export the conversation as JSONL (shows its history file without a path)"),

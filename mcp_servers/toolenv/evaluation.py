@@ -36,9 +36,9 @@ from paraagent_runtime.checker import check_answer
 from paraagent_runtime.concurrency import map_in_order
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.meta import INSPECT_TOOL, SEARCH_TOOLS
+from paraagent_runtime.modes import DEFAULT_MAX_TURNS, MODES, AgentMode
 from paraagent_runtime.naming import model_facing_name
 from paraagent_runtime.policy.base import Policy, SamplingParams
-from paraagent_runtime.prompts import AgentMode
 from paraagent_runtime.tasks import SPLITS, Task
 from paraagent_runtime.toolspace import Toolspace
 from paraagent_runtime.trajectory import Episode, TrajectoryWriter
@@ -52,7 +52,6 @@ from .tasks import generate_tasks
 
 __all__ = [
     "CATALOGS",
-    "MODES",
     "EpisodeMetrics",
     "EvalConfig",
     "EvalReport",
@@ -68,7 +67,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-MODES: tuple[AgentMode, ...] = ("paraact", "react", "decoupled")
 META_CALL_S = 0.05
 """Simulated latency of one meta-tool call (a local index lookup)."""
 
@@ -131,7 +129,7 @@ class EvalConfig:
     split: str = "test-seen"
     n: int = 9
     seed: int = 0
-    max_turns: int = 16
+    max_turns: int = DEFAULT_MAX_TURNS
     sampling: SamplingParams = field(default_factory=SamplingParams)
     latency: LatencyModel = field(default_factory=lambda: LatencyModel(base_s=0.3, jitter_s=0.4))
     llm_turn_s: float | None = None

@@ -23,18 +23,16 @@ from typing import Any
 from paraagent_runtime.actions import parse_observations, parse_turn
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.meta import INSPECT_TOOL, SEARCH_TOOLS
+from paraagent_runtime.modes import DEFAULT_MODE, MODES, AgentMode
 from paraagent_runtime.naming import model_facing_name
 from paraagent_runtime.policy.base import Message
 from paraagent_runtime.policy.scripted import ScriptedPolicy
-from paraagent_runtime.prompts import AgentMode
 from paraagent_runtime.tasks import Task, resolve_binding, resolve_path
 
 from .builtin import builtin_records
 from .records import ToolRecord
 
 __all__ = ["OracleScript", "oracle_policy", "search_query"]
-
-_MODES = ("paraact", "react", "decoupled")
 
 
 def search_query(record: ToolRecord) -> str:
@@ -107,13 +105,13 @@ class OracleScript:
     def __init__(
         self,
         task: Task,
-        mode: AgentMode = "paraact",
+        mode: AgentMode = DEFAULT_MODE,
         *,
         records: Sequence[ToolRecord] | None = None,
     ) -> None:
-        if mode not in _MODES:
+        if mode not in MODES:
             raise ConfigError(
-                f"oracle: unknown agent mode {mode!r} (use one of {', '.join(_MODES)})"
+                f"oracle: unknown agent mode {mode!r} (use one of {', '.join(MODES)})"
             )
         by_id = {
             record.id: record for record in (records if records is not None else builtin_records())
@@ -214,7 +212,7 @@ class OracleScript:
 
 
 def oracle_policy(
-    task: Task, mode: AgentMode = "paraact", *, records: Sequence[ToolRecord] | None = None
+    task: Task, mode: AgentMode = DEFAULT_MODE, *, records: Sequence[ToolRecord] | None = None
 ) -> ScriptedPolicy:
     """A :class:`ScriptedPolicy` that plays the :class:`OracleScript` of ``task`` in ``mode``."""
     return ScriptedPolicy(OracleScript(task, mode, records=records), model=f"oracle-{mode}")

@@ -13,9 +13,9 @@ from ..agent import Agent, AgentConfig
 from ..checker import check_answer
 from ..errors import ConfigError, UserError
 from ..events import AgentEvent, CallFinished, PhaseEvent, TurnStarted
+from ..modes import AgentMode
 from ..policy import policy_from_spec
 from ..policy.base import Policy, SamplingParams
-from ..prompts import AgentMode
 from ..report import summarize, summary_table, trace_table
 from ..search import default_tool_search, index_scope
 from ..sources import ToolSource

@@ -33,6 +33,7 @@ from ..events import (
     CallStarted,
     PhaseEvent,
 )
+from ..modes import AgentMode
 from ..policy.base import Policy
 from ..toolspace import Toolspace
 from ..trajectory import Episode
@@ -133,7 +134,7 @@ def build_paraagent_server(
         async def run_task(
             task: str,
             ctx: Context,
-            mode: Literal["paraact", "react", "decoupled"] | None = None,
+            mode: AgentMode | None = None,
             max_turns: int | None = None,
         ) -> dict[str, Any]:
             try:

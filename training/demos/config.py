@@ -6,12 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.modes import DEMO_MAX_TURNS, MODES
 
 from ..config import option
 
 __all__ = ["DemoConfig"]
-
-_MODES = ("paraact", "react", "decoupled")
 
 
 def _check_fraction(name: str, value: float) -> None:
@@ -70,7 +69,7 @@ class DemoConfig:
     max_irrelevant_calls: int = option(
         1, help="Filter: at most this many calls of tools outside the gold DAG."
     )
-    max_turns: int = option(14, help="Agent max_turns for a demonstration episode.")
+    max_turns: int = option(DEMO_MAX_TURNS, help="Agent max_turns for a demonstration episode.")
     balance_groups: bool = option(
         True, help="Keep equally many G1, G2 and G3 demos (as far as available)."
     )
@@ -83,9 +82,9 @@ class DemoConfig:
             raise ConfigError(f"n_tasks: need at least 1 task, got {self.n_tasks}")
         if self.n_demos is not None and self.n_demos < 1:
             raise ConfigError(f"n_demos: must be >= 1 or null (keep all), got {self.n_demos}")
-        if self.mode not in _MODES:
+        if self.mode not in MODES:
             raise ConfigError(
-                f"mode: unknown demo mode {self.mode!r}; use one of {', '.join(_MODES)}"
+                f"mode: unknown demo mode {self.mode!r}; use one of {', '.join(MODES)}"
             )
         if not 1 <= self.search_top_k <= 20:
             raise ConfigError(

@@ -18,6 +18,7 @@ from typing import Any
 from mcp_servers.toolenv import ToolEnv
 from paraagent_runtime.actions import Turn, parse_observations, render_turn
 from paraagent_runtime.agent import Agent, AgentConfig
+from paraagent_runtime.modes import DEFAULT_MODE, DEMO_MAX_TURNS
 from paraagent_runtime.policy.base import Completion, Message, Policy, SamplingParams, TextCallback
 from paraagent_runtime.tasks import Task
 from paraagent_runtime.tools import ToolCall, ToolSpec
@@ -182,9 +183,9 @@ async def demonstrate(
     *,
     roles: Roles,
     rng: random.Random,
-    mode: str = "paraact",
+    mode: str = DEFAULT_MODE,
     top_k: int = 3,
-    max_turns: int = 14,
+    max_turns: int = DEMO_MAX_TURNS,
 ) -> tuple[Episode, DemoState | None]:
     """Run one demonstration episode of ``task`` in its ToolEnv world through the agent loop.
 

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from mcp_servers.toolenv import generate_tasks
 from mcp_servers.toolenv.tasks import check_families
 from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.modes import DEFAULT_MAX_TURNS
 from paraagent_runtime.tasks import Task, load_tasks
 from training.algo.advantages import AdvantageConfig
 from training.algo.loss import Aggregation
@@ -200,7 +201,7 @@ class RLConfig:
     )
     tasks_per_step: int = option(4, help="Rollout groups (tasks) per step.")
     group_size: int = option(4, help="Rollouts per task, sharing the task's seed.")
-    max_turns: int = option(6, help="Agent turns per rollout.")
+    max_turns: int = option(DEFAULT_MAX_TURNS, help="Agent turns per rollout.")
     max_new_tokens: int = option(192, help="Tokens per generated turn.")
     temperature: float = option(1.0, help="Rollout sampling temperature (> 0).")
     top_p: float = option(1.0, help="Rollout nucleus sampling.")

@@ -15,9 +15,9 @@ from mcp_servers.toolenv.evaluation import EpisodeMetrics, EvalConfig, evaluate_
 from mcp_servers.toolenv.oracle import oracle_policy
 from paraagent_runtime.cli.eval_toolenv import eval_toolenv_command
 from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.modes import AgentMode
 from paraagent_runtime.policy.base import Completion, Message
 from paraagent_runtime.policy.scripted import ScriptedPolicy
-from paraagent_runtime.prompts import AgentMode
 from paraagent_runtime.tasks import Task
 from paraagent_runtime.trajectory import read_episodes
 
