@@ -37,6 +37,7 @@ from mcp_types import Tool as MCPTool
 from mcp_types import ToolAnnotations as MCPToolAnnotations
 
 from paraagent_runtime.keyword_search import KeywordToolSearch
+from paraagent_runtime.meta import SEARCH_TOOLS
 from paraagent_runtime.naming import model_facing_name
 
 from .errors import ToolEnvError
@@ -48,10 +49,9 @@ __all__ = ["DEFAULT_PAGE_SIZE", "GATEWAY_TOOLS", "ToolEnvMCPServer", "build_serv
 logger = logging.getLogger(__name__)
 
 DEFAULT_PAGE_SIZE = 500
-SEARCH = "search_tools"
 CALL = "call_tool"
 _GATEWAY_SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
-    SEARCH: (
+    SEARCH_TOOLS: (
         (
             "Search the ToolEnv catalog by what a tool does; returns tool cards (name, "
             "description, parameters)."
@@ -67,7 +67,7 @@ _GATEWAY_SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
         },
     ),
     CALL: (
-        "Call a catalog tool by its name (from search_tools) with its arguments.",
+        f"Call a catalog tool by its name (from {SEARCH_TOOLS}) with its arguments.",
         {
             "type": "object",
             "properties": {
@@ -197,7 +197,7 @@ class ToolEnvMCPServer(MCPServer):
         """
         arguments = arguments or {}
         if self.gateway:
-            if name == SEARCH:
+            if name == SEARCH_TOOLS:
                 return await self._gateway_search(arguments)
             if name == CALL:
                 target = arguments.get("name")
