@@ -1,6 +1,6 @@
-"""Time one RL training forward/backward: all logits vs. trained positions only, per precision.
+"""RL update benchmark: one training forward/backward, all logits vs. trained positions only.
 
-``python -m training.rl.benchmark --model smollm2 --length 1024 --lora`` prints one JSON object,
+``python -m benchmarks.rl_update --model smollm2 --length 1024 --lora`` prints one JSON object,
 then a table. For each ``--dtypes`` entry (default ``float32`` and ``bfloat16``, measured in turns
 in one run, so the ratios share the machine's load) it times a step with every position's logits
 and one with the logits at trained positions only (``logits_to_keep``), and reports both ratios:
@@ -32,9 +32,8 @@ from rich.table import Table
 
 from paraagent_runtime.policy.transformers_local import quiet_peft
 from training.algo import kept_logprobs, logit_positions, sequence_logprobs
-
-from .config import RLConfig
-from .model import fresh_adapter, without_dropout
+from training.rl.config import RLConfig
+from training.rl.model import fresh_adapter, without_dropout
 
 __all__ = ["DTYPES", "episode_mask", "fidelity", "recorded_turns", "table", "time_step"]
 
@@ -163,7 +162,7 @@ def table(report: dict[str, Any]) -> Table:
     return result
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Run the comparison; print the JSON report, then the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="tiny", help="tiny, smollm2 or a model directory")
@@ -180,7 +179,7 @@ def main() -> None:
         "--episodes", type=Path, help="episodes JSONL (train eval --trajectory): add fidelity"
     )
     parser.add_argument("--max-episodes", type=int, default=16)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.model == "tiny":
         from paraagent_runtime.policy.tiny import build_tiny_model

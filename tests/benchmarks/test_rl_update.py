@@ -1,21 +1,18 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
-from training.rl import benchmark
+from benchmarks import rl_update as benchmark
 
 
 def test_update_benchmark_reports_each_precision_side_by_side(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    argv = ["benchmark", "--length", "64", "--repeats", "1", "--threads", "1", "--lora"]
-    monkeypatch.setattr(sys, "argv", argv)
-    benchmark.main()
+    benchmark.main(["--length", "64", "--repeats", "1", "--threads", "1", "--lora"])
     out = capsys.readouterr().out
     report = json.loads(out.splitlines()[0])
     assert [row["dtype"] for row in report["results"]] == ["float32", "bfloat16"]
@@ -25,12 +22,9 @@ def test_update_benchmark_reports_each_precision_side_by_side(
     assert "bfloat16" in out.split("\n", 1)[1]  # the table follows the JSON
 
 
-def test_update_benchmark_rejects_an_unknown_precision(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setattr(sys, "argv", ["benchmark", "--dtypes", "float32,fp8"])
+def test_update_benchmark_rejects_an_unknown_precision(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        benchmark.main()
+        benchmark.main(["--dtypes", "float32,fp8"])
     assert exit_info.value.code == 2
     assert "unknown fp8" in capsys.readouterr().err
 
@@ -41,14 +35,13 @@ def _episode(prompt: list[int], sampled: list[int]) -> str:
 
 
 def test_update_benchmark_measures_each_precision_against_the_first_on_recorded_turns(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     episodes = tmp_path / "episodes.jsonl"
     lines = [_episode([5, 6, 7, 8], [9, 10, 11]), _episode([3] * 6, [4, 4]), _episode([1], [])]
     episodes.write_text("\n".join(lines) + "\n")
-    argv = ["benchmark", "--length", "64", "--repeats", "1", "--threads", "1"]
-    monkeypatch.setattr(sys, "argv", [*argv, "--episodes", str(episodes)])
-    benchmark.main()
+    argv = ["--length", "64", "--repeats", "1", "--threads", "1"]
+    benchmark.main([*argv, "--episodes", str(episodes)])
     out = capsys.readouterr().out
     report = json.loads(out.splitlines()[0])
     # The last turn of each episode that sampled something: the third has no sampled token.
@@ -64,20 +57,16 @@ def test_update_benchmark_measures_each_precision_against_the_first_on_recorded_
 
 
 def test_update_benchmark_rejects_episodes_without_token_ids(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     episodes = tmp_path / "episodes.jsonl"
     episodes.write_text(json.dumps({"turns": [{"text": "no ids"}]}) + "\n")
-    monkeypatch.setattr(sys, "argv", ["benchmark", "--episodes", str(episodes)])
     with pytest.raises(SystemExit) as exit_info:
-        benchmark.main()
+        benchmark.main(["--episodes", str(episodes)])
     assert exit_info.value.code == 2
     assert "episodes.jsonl:1: not an episode with token ids" in capsys.readouterr().err
-    monkeypatch.setattr(
-        sys, "argv", ["benchmark", "--episodes", str(episodes), "--max-episodes", "0"]
-    )
     with pytest.raises(SystemExit) as exit_info:
-        benchmark.main()
+        benchmark.main(["--episodes", str(episodes), "--max-episodes", "0"])
     assert exit_info.value.code == 2
     assert "--max-episodes: need >= 1, got 0" in capsys.readouterr().err
 
