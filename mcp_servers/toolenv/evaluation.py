@@ -38,6 +38,7 @@ from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.meta import INSPECT_TOOL, SEARCH_TOOLS
 from paraagent_runtime.modes import DEFAULT_MAX_TURNS, MODES, AgentMode
 from paraagent_runtime.naming import model_facing_name
+from paraagent_runtime.plotting import pyplot, save_figure
 from paraagent_runtime.policy.base import Policy, SamplingParams
 from paraagent_runtime.tasks import SPLITS, Task
 from paraagent_runtime.toolspace import Toolspace
@@ -152,7 +153,7 @@ class EvalConfig:
                 f"--split: unknown split {self.split!r} (use one of {', '.join(SPLITS)})"
             )
         if self.n < 1:
-            raise ConfigError(f"--n: need at least one task, got {self.n}")
+            raise ConfigError(f"--n-tasks: need at least one task, got {self.n}")
         if self.max_turns < 1:
             raise ConfigError(f"--max-turns: must be at least 1, got {self.max_turns}")
         if self.llm_turn_s is not None and self.llm_turn_s < 0:
@@ -460,11 +461,7 @@ def catalog_eval_setup(
 
 
 def _plot(report: EvalReport, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     modes = [summary.mode for summary in report.summaries]
     positions = range(len(modes))
     figure, (turns_axis, wall_axis, rate_axis) = plt.subplots(1, 3, figsize=(13, 4))
@@ -500,12 +497,15 @@ def _plot(report: EvalReport, path: Path) -> None:
         axis.set_xticks(list(positions), modes)
     figure.suptitle(f"ToolEnv — {report.policy}, {report.split}, {report.n} tasks")
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    save_figure(figure, path, dpi=110)
 
 
 def write_report(report: EvalReport, out: Path) -> dict[str, Path]:
-    """Write ``report.json``, ``report.md`` and ``report.png`` into ``out``; return their paths."""
+    """Write ``report.json``, ``report.md`` and ``report.png`` into ``out``; return their paths.
+
+    Raises:
+        MissingExtraError: matplotlib is not installed (the JSON and markdown are written first).
+    """
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "report.json", "markdown": out / "report.md", "plot": out / "report.png"}
     paths["json"].write_text(report.model_dump_json(indent=2), encoding="utf-8")

@@ -20,6 +20,8 @@ from typing import Any
 
 import typer
 
+from ..errors import MissingExtraError
+from ..plotting import pyplot, save_figure
 from ..tools import ToolSpec
 from .config import RetrievalConfig, SearchMode
 from .fusion import FusionMethod, Ranking, fuse
@@ -247,12 +249,9 @@ def write_report(report: EvalReport, out_dir: str | Path) -> list[Path]:
     json_path.write_text(json.dumps(report.as_dict(), indent=1), encoding="utf-8")
     written = [json_path]
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        logger.warning("matplotlib is not installed: skipping the PNG (pip install matplotlib)")
+        plt = pyplot()
+    except MissingExtraError as exc:
+        logger.warning("%s; skipping the PNG", exc)
         return written
     scores = report.scores["test"]
     groups = [g for g in next(iter(scores.values())) if any(scores[s][g] for s in scores)]
@@ -269,8 +268,5 @@ def write_report(report: EvalReport, out_dir: str | Path) -> list[Path]:
         axis.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
     figure.tight_layout()
-    png_path = out / "retrieval_eval.png"
-    figure.savefig(png_path, dpi=120)
-    plt.close(figure)
-    written.append(png_path)
+    written.append(save_figure(figure, out / "retrieval_eval.png", dpi=120))
     return written
