@@ -148,3 +148,4 @@ AgentEvent = Annotated[
     | EpisodeFinished,
     Field(discriminator="type"),
 ]
+"""Any event the agent yields; ``type`` tells which (a pydantic discriminated union)."""

@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 __all__ = ["INSPECT_TOOL", "META_TOOL_SPECS", "SEARCH_TOOLS", "meta_tool_spec", "run_meta_tool"]
 
 SEARCH_TOOLS = "search_tools"
+"""The meta-tool that searches the toolspace and loads the tools it returns."""
 INSPECT_TOOL = "inspect_tool"
+"""The meta-tool that shows one tool's full schema and loads it."""
 MAX_TOP_K = 20
 
 _META_ANNOTATIONS = ToolAnnotations(read_only=True, idempotent=True, open_world=False)
