@@ -19,8 +19,10 @@ __all__ = ["train_app"]
 
 train_app = typer.Typer(
     name="train",
-    help="Cold-start demonstrations and SFT (configs: training/configs/*.yaml).",
+    help="Cold-start demonstrations, SFT, RL and their evaluation (configs: training/configs).",
     no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
 )
 console = Console()
 

@@ -1,7 +1,18 @@
-"""``paraagent chat``: a Textual TUI that makes parallel acting visible and controllable."""
+"""``paraagent chat``: a Textual TUI that makes parallel acting visible and controllable.
+
+The app loads on first use (``tui.ChatApp``), so importing ``tui.cli`` needs no textual.
+"""
 
 from __future__ import annotations
 
-from .app import ChatApp, PolicyFactory, run_chat
+from typing import Any
 
 __all__ = ["ChatApp", "PolicyFactory", "run_chat"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from . import app
+
+        return getattr(app, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

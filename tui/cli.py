@@ -3,50 +3,38 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from paraagent_runtime.agent import AgentConfig
-from paraagent_runtime.errors import UserError
-from paraagent_runtime.policy import policy_from_spec
-from paraagent_runtime.policy.base import Policy
-from paraagent_runtime.search import default_tool_search, index_scope
-from paraagent_runtime.sources import ToolSource
-from paraagent_runtime.toolspace import Toolspace
+from paraagent_runtime.cli import options
 
-__all__ = ["chat_command", "policy_spec"]
+if TYPE_CHECKING:
+    from paraagent_runtime.policy.base import Policy
+    from paraagent_runtime.sources import ToolSource
+    from paraagent_runtime.toolspace import Toolspace
 
-
-def policy_spec(*, policy: str | None, model: str | None, base_url: str | None) -> str:
-    """The policy spec the options mean.
-
-    ``--policy`` wins; ``--model`` with ``--base-url`` is a model on an OpenAI-compatible server,
-    ``--model`` alone a local model (or a full spec when it has a colon); nothing means
-    ``paraagent``.
-    """
-    if policy:
-        return policy
-    if model:
-        if ":" in model:
-            return model
-        return f"openai:{model}" if base_url else f"local:{model}"
-    return "paraagent"
+__all__ = ["chat_command"]
 
 
-def _policy_factory(base_url: str | None):  # noqa: ANN202 - a PolicyFactory
-    def build(name: str) -> Policy:
-        kwargs = {"base_url": base_url} if base_url else {}
-        return policy_from_spec(policy_spec(policy=None, model=name, base_url=base_url), **kwargs)
+def _policy_factory(base_url: str | None) -> Callable[[str], Policy]:
+    from paraagent_runtime.policy import policy_from_spec
+
+    def build(spec: str) -> Policy:
+        return policy_from_spec(spec, base_url=base_url)
 
     return build
 
 
 def _toolspace(mcp_config: Path | None, toolenv: list[ToolSource]) -> Toolspace:
+    from paraagent_runtime.search import default_tool_search, index_scope
+    from paraagent_runtime.toolspace import Toolspace
+
     if mcp_config is None:
         return Toolspace(toolenv, search=default_tool_search(index_scope(None)))
-    from paraagent_runtime.mcp.cli import mcp_toolspace
+    from paraagent_runtime.mcp import mcp_toolspace
 
     search = default_tool_search(index_scope(mcp_config, with_builtin=bool(toolenv)))
     toolspace = mcp_toolspace(mcp_config, search=search)
@@ -64,29 +52,15 @@ def chat_command(
         Path | None,
         typer.Option("--mcp-config", help="mcpServers JSON: chat with these servers' tools too."),
     ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option("--base-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1."),
-    ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model", help="Model name on --base-url (or a local model path without it)."
-        ),
-    ] = None,
     policy: Annotated[
-        str | None,
-        typer.Option(
-            "--policy",
-            "-p",
-            help='Policy spec ("local", "openai:MODEL", "scripted:FILE.jsonl"); overrides --model.',
-        ),
-    ] = None,
-    mode: Annotated[
-        str, typer.Option("--mode", "-m", help="Agent mode: paraact, react or decoupled.")
-    ] = "paraact",
-    max_turns: Annotated[int, typer.Option(help="Turns before a task gives up.")] = 12,
-    seed: Annotated[int, typer.Option(help="ToolEnv world seed.")] = 0,
+        str, options.policy(f"{options.POLICY_HELP} /model SPEC switches it in the chat.")
+    ] = "paraagent",
+    base_url: Annotated[str | None, options.base_url()] = None,
+    mode: Annotated[options.ModeChoice, options.mode()] = options.DEFAULT_MODE,
+    max_turns: Annotated[int, options.max_turns("Turns before a task gives up.")] = (
+        options.DEFAULT_MAX_TURNS
+    ),
+    seed: Annotated[int, options.seed("ToolEnv world seed.")] = 0,
     toolenv: Annotated[
         bool, typer.Option("--toolenv/--no-toolenv", help="Include the built-in ToolEnv tools.")
     ] = True,
@@ -103,10 +77,12 @@ def chat_command(
     light: Annotated[bool, typer.Option("--light", help="Start with the light theme.")] = False,
 ) -> None:
     """Chat with the agent in a terminal UI: phases, parallel calls and their results, live."""
-    if mode not in ("paraact", "react", "decoupled"):
-        raise typer.BadParameter(
-            f"unknown mode {mode!r} (use paraact, react or decoupled)", param_hint="--mode"
-        )
+    # First, so that a missing `tui` extra is reported before a model loads.
+    from paraagent_runtime.agent import AgentConfig
+    from paraagent_runtime.errors import UserError
+
+    from .app import run_chat
+
     sources: list[ToolSource] = []
     if toolenv:
         from mcp_servers.toolenv import ToolEnv
@@ -114,16 +90,13 @@ def chat_command(
         sources = list(ToolEnv.builtin(seed=seed).sources)
     if not sources and mcp_config is None:
         raise UserError("no tools: drop --no-toolenv or give --mcp-config FILE")
-    kwargs = {"base_url": base_url} if base_url else {}
-    chosen = policy_from_spec(policy_spec(policy=policy, model=model, base_url=base_url), **kwargs)
-    from .app import run_chat
-
+    build_policy = _policy_factory(base_url)
     run_chat(
-        policy=chosen,
+        policy=build_policy(policy),
         toolspace=_toolspace(mcp_config, sources),
-        agent_config=AgentConfig(mode=mode, max_turns=max_turns),  # type: ignore[arg-type]
+        agent_config=AgentConfig(mode=mode.value, max_turns=max_turns),  # type: ignore[arg-type]
         history_dir=history_dir,
         resume=resume,
-        policy_factory=_policy_factory(base_url),
+        policy_factory=build_policy,
         dark=not light,
     )

@@ -2,27 +2,77 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-__all__ = ["app"]
+from . import options
+from .lazy import LazyCommand, lazy_group
 
+__all__ = ["app", "eval_app"]
+
+eval_app = typer.Typer(
+    name="eval",
+    help="Evaluate retrieval and agents.",
+    cls=lazy_group(
+        {
+            "retrieval": LazyCommand(
+                "paraagent_runtime.cli.eval_retrieval:eval_retrieval_command",
+                "Recall/NDCG/Completeness@k of BM25, dense and hybrid tool retrieval.",
+            ),
+            "toolenv": LazyCommand(
+                "paraagent_runtime.cli.eval_toolenv:eval_toolenv_command",
+                "Success, turns, calls and critical path of the agent on ToolEnv tasks.",
+            ),
+        }
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+# Plain (click) help: typer's rich help costs ~0.1 s of imports on every --help.
 app = typer.Typer(
     name="paraagent",
     help=(
         "Parallel-acting LLM agents in open-world tool spaces (ParaAct runtime, ToolEnv, training)."
     ),
+    cls=lazy_group(
+        {
+            "serve-model": LazyCommand(
+                "paraagent_runtime.policy.server:serve_model_command",
+                "Serve a local model over an OpenAI-compatible chat-completions API.",
+            ),
+            "chat": LazyCommand(
+                "tui.cli:chat_command",
+                "Open the Textual chat UI (ToolEnv + the default policy unless told otherwise).",
+            ),
+            "serve": LazyCommand(
+                "paraagent_runtime.cli.serve_command:serve_command",
+                "Serve paraagent (run_task and the search_tools/call_tool gateway) over MCP.",
+            ),
+            "toolenv": LazyCommand(
+                "mcp_servers.toolenv.catalog.cli:toolenv_app",
+                "ToolEnv: the simulated tool catalog.",
+            ),
+            "index": LazyCommand(
+                "paraagent_runtime.cli.index_command:index_app",
+                "Build and query the hybrid (FAISS + BM25) tool index.",
+            ),
+            "train": LazyCommand(
+                "training.cli:train_app", "Cold-start demonstrations, SFT, RL and their evaluation."
+            ),
+        }
+    ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    rich_markup_mode=None,
 )
-console = Console()
+app.add_typer(eval_app)
 
 
 @app.callback()
@@ -39,28 +89,6 @@ def _global(
         handler.setLevel(level)
 
 
-PolicyOption = Annotated[
-    str,
-    typer.Option(
-        "--policy",
-        "-p",
-        help=(
-            'Policy spec: "paraagent" (ParaAgent-135M, offline), "local" (base SmolLM2-135M), '
-            '"local:PATH", "openai:MODEL" (with --base-url), "vllm:MODEL".'
-        ),
-    ),
-]
-BaseUrlOption = Annotated[
-    str | None,
-    typer.Option(
-        "--base-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (vllm serve)."
-    ),
-]
-ModeOption = Annotated[
-    str, typer.Option("--mode", "-m", help="Agent mode: paraact, react or decoupled.")
-]
-
-
 @app.command()
 def run(
     task: Annotated[str | None, typer.Argument(help="A task in natural language.")] = None,
@@ -69,78 +97,44 @@ def run(
         typer.Option("--tasks", help='JSONL file of tasks (ToolEnv tasks or {"query": ...}).'),
     ] = None,
     builtin_tasks: Annotated[
-        int, typer.Option("--builtin-tasks", help="Run the first N built-in ToolEnv tasks.")
+        int,
+        typer.Option("--builtin-tasks", min=0, help="Run the first N built-in ToolEnv tasks."),
     ] = 0,
-    policy: PolicyOption = "paraagent",
-    base_url: BaseUrlOption = None,
-    mode: ModeOption = "paraact",
-    max_turns: Annotated[int, typer.Option(help="Turns before an episode gives up.")] = 8,
-    max_tokens: Annotated[int, typer.Option(help="Tokens per model turn.")] = 384,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature (0 = greedy).")] = 0.0,
-    seed: Annotated[int, typer.Option(help="ToolEnv world seed for free-form tasks.")] = 0,
+    policy: Annotated[str, options.policy()] = "paraagent",
+    base_url: Annotated[str | None, options.base_url()] = None,
+    mode: Annotated[options.ModeChoice, options.mode()] = options.DEFAULT_MODE,
+    max_turns: Annotated[int, options.max_turns()] = options.DEFAULT_MAX_TURNS,
+    max_tokens: Annotated[int, options.max_tokens()] = 384,
+    temperature: Annotated[float, options.temperature()] = 0.0,
+    seed: Annotated[int, options.seed("ToolEnv world seed for free-form tasks.")] = 0,
     mcp_config: Annotated[
         Path | None,
         typer.Option("--mcp-config", help="mcpServers JSON: add these MCP servers' tools."),
     ] = None,
-    trajectory: Annotated[
+    out: Annotated[
         Path | None,
-        typer.Option("--trajectory", "-o", help="JSONL file the episodes are appended to."),
+        options.out("JSONL file the episodes are appended to (default runs/trajectories-*.jsonl)."),
     ] = None,
 ) -> None:
     """Run the ParaAct agent on tasks and print each phase trace, the answers and a summary."""
+    import asyncio
+
+    from rich.console import Console
+
     from .run_command import RunOptions, run_tasks
 
-    options = RunOptions(
+    run_options = RunOptions(
         task=task,
         tasks_file=tasks,
         builtin_tasks=builtin_tasks,
         policy=policy,
         base_url=base_url,
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode.value,  # type: ignore[arg-type]
         max_turns=max_turns,
         max_tokens=max_tokens,
         temperature=temperature,
         seed=seed,
         mcp_config=mcp_config,
-        trajectory=trajectory
-        or Path("runs") / f"trajectories-{time.strftime('%Y%m%d-%H%M%S')}.jsonl",
+        trajectory=out or Path("runs") / f"trajectories-{time.strftime('%Y%m%d-%H%M%S')}.jsonl",
     )
-    asyncio.run(run_tasks(options, console))
-
-
-def _mount_subcommands() -> None:
-    """Attach the commands each area provides (their heavy imports stay inside the commands)."""
-    from mcp_servers.toolenv.catalog.cli import toolenv_app
-    from training.cli import train_app
-    from training.rl.cli import rl_app
-    from tui.cli import chat_command
-
-    from ..mcp.cli import serve_app
-    from ..policy.server import serve_model_command
-    from ..retrieval.evaluate import app as eval_app
-    from .eval_retrieval import eval_retrieval_command
-    from .eval_toolenv import eval_toolenv_command
-    from .index_command import index_app
-
-    app.command(
-        "serve-model", help="Serve a local model over an OpenAI-compatible chat-completions API."
-    )(serve_model_command)
-    app.command(
-        "chat",
-        help="Open the Textual chat UI (ToolEnv + the default policy unless told otherwise).",
-    )(chat_command)
-    app.add_typer(serve_app)
-    eval_app.command(
-        "retrieval", help="Recall/NDCG/Completeness@k of BM25, dense and hybrid tool retrieval."
-    )(eval_retrieval_command)
-    eval_app.command(
-        "toolenv", help="Success, turns, calls and critical path of the agent on ToolEnv tasks."
-    )(eval_toolenv_command)
-    app.add_typer(eval_app, name="eval", help="Evaluate retrieval and agents.")
-    app.add_typer(toolenv_app, name="toolenv")
-    app.add_typer(index_app, name="index")
-    train_app.add_typer(rl_app, name="rl")
-    app.add_typer(train_app, name="train")
-
-
-_mount_subcommands()
+    asyncio.run(run_tasks(run_options, Console()))

@@ -9,14 +9,16 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from ..errors import ParaAgentError
-from ..policy import policy_from_spec
-from ..policy.base import Policy, SamplingParams
+from . import options
+
+if TYPE_CHECKING:
+    from ..policy.base import Policy
 
 __all__ = ["ORACLE", "eval_toolenv_command", "run_eval"]
 
@@ -56,6 +58,9 @@ async def run_eval(
     )
     from mcp_servers.toolenv.oracle import oracle_policy
 
+    from ..policy import policy_from_spec
+    from ..policy.base import SamplingParams
+
     config = EvalConfig(
         policy=policy,
         modes=modes,  # type: ignore[arg-type]
@@ -79,7 +84,7 @@ async def run_eval(
         tasks, env_factory = catalog_eval_setup(config, records)
     model: Policy | None = None
     if policy != ORACLE:
-        model = policy_from_spec(policy, **({"base_url": base_url} if base_url else {}))
+        model = policy_from_spec(policy, base_url=base_url)
 
     def factory(task, mode):  # noqa: ANN001, ANN202 - matches PolicyFactory
         if model is not None:
@@ -115,28 +120,22 @@ async def run_eval(
 def eval_toolenv_command(
     policy: Annotated[
         str,
-        typer.Option(
-            "--policy",
-            "-p",
-            help=(
-                '"oracle" (scripted upper bound from the gold DAG) or a policy spec (local, '
-                "openai:MODEL, …)."
-            ),
+        options.policy(
+            '"oracle" (scripted upper bound from the gold DAG) or a policy spec (local, '
+            "openai:MODEL, …)."
         ),
     ] = ORACLE,
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="OpenAI-compatible server for openai:MODEL.")
-    ] = None,
+    base_url: Annotated[str | None, options.base_url()] = None,
     mode: Annotated[
         list[str] | None,
-        typer.Option(
-            "--mode", "-m", help="paraact, react, decoupled (repeat or comma-separate) or all."
+        options.modes(
+            f"{', '.join(options.MODE_NAMES)} (repeat or comma-separate) or all [default: all]."
         ),
     ] = None,
     split: Annotated[
         str, typer.Option(help="train, test-seen, test-unseen-tools or test-unseen-categories.")
     ] = "test-seen",
-    n: Annotated[int, typer.Option("--n", help="Number of tasks.")] = 9,
+    n_tasks: Annotated[int, options.n_tasks()] = 9,
     catalog: Annotated[
         str,
         typer.Option(
@@ -145,24 +144,27 @@ def eval_toolenv_command(
         ),
     ] = "builtin",
     distractors: Annotated[
-        int, typer.Option(help="Non-gold tools per task's toolspace with --catalog full.")
+        int, typer.Option(min=0, help="Non-gold tools per task's toolspace with --catalog full.")
     ] = 48,
-    seed: Annotated[int, typer.Option(help="Task generator seed.")] = 0,
+    seed: Annotated[int, options.seed("Task generator seed.")] = 0,
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Output directory (report.md/json/png, trajectories)."),
+        options.out("Output directory (report.md/json/png, trajectories; default runs/…)."),
     ] = None,
-    max_turns: Annotated[int, typer.Option(help="Turns before an episode gives up.")] = 16,
-    max_tokens: Annotated[int, typer.Option(help="Tokens per model turn.")] = 384,
+    max_turns: Annotated[int, options.max_turns()] = options.DEFAULT_MAX_TURNS,
+    max_tokens: Annotated[int, options.max_tokens()] = 384,
     llm_turn_s: Annotated[
         float | None,
         typer.Option(
-            help="Fixed model seconds per turn in the simulated wall-clock (default: measured)."
+            min=0.0,
+            help="Fixed model seconds per turn in the simulated wall-clock (default: measured).",
         ),
     ] = None,
     concurrency: Annotated[
         int,
-        typer.Option(help="Episodes run at once per mode (a local model batches their turns)."),
+        typer.Option(
+            min=1, help="Episodes run at once per mode (a local model batches their turns)."
+        ),
     ] = 1,
 ) -> None:
     """Evaluate a policy on ToolEnv tasks in each agent mode: success, turns, critical path, recall."""  # noqa: E501 - typer's --help text
@@ -175,7 +177,7 @@ def eval_toolenv_command(
                 base_url=base_url,
                 modes=mode or ["all"],
                 split=split,
-                n=n,
+                n=n_tasks,
                 seed=seed,
                 out=directory,
                 max_turns=max_turns,

@@ -40,6 +40,8 @@ index_app = typer.Typer(
     name="index",
     help="Build and query the hybrid (FAISS + BM25) tool index.",
     no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
 )
 console = Console()
 _DESCRIPTION_CHARS = 60

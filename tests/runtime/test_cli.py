@@ -66,7 +66,6 @@ def test_model_server_down_ends_the_episode_cleanly(tmp_path, capsys) -> None:
     [
         (["run"], "nothing to run"),
         (["run", "--tasks", "/nonexistent/tasks.jsonl"], "--tasks /nonexistent/tasks.jsonl"),
-        (["run", "x", "--mode", "parallel"], "mode: unknown agent mode"),
         (["run", "x", "--policy", "gpt:4"], "gpt:4"),
     ],
 )
@@ -75,6 +74,13 @@ def test_bad_input_is_one_line_and_exit_code_2(argv: list[str], message: str, ca
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert err.strip().startswith("error:")
+
+
+def test_an_unknown_mode_is_a_usage_error(capsys) -> None:
+    assert main(["run", "x", "--mode", "parallel"]) == 2
+    err = capsys.readouterr().err
+    assert "'parallel' is not one of 'paraact', 'react', 'decoupled'" in err
+    assert "Traceback" not in err
 
 
 def test_broken_tasks_file_names_the_line(tmp_path, capsys) -> None:

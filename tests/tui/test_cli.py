@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 import typer
 from typer.testing import CliRunner
 
 from paraagent_runtime.errors import ConfigError, UserError
-from tui.cli import chat_command, policy_spec
-
-
-@pytest.mark.parametrize(
-    ("policy", "model", "base_url", "expected"),
-    [
-        (None, None, None, "paraagent"),
-        ("scripted:x.jsonl", "m", "http://h/v1", "scripted:x.jsonl"),
-        (None, "Qwen/Qwen3-4B", "http://h/v1", "openai:Qwen/Qwen3-4B"),
-        (None, "/models/tiny", None, "local:/models/tiny"),
-        (None, "vllm:Qwen/Qwen3-4B", None, "vllm:Qwen/Qwen3-4B"),
-    ],
-)
-def test_policy_spec(policy, model, base_url, expected):
-    assert policy_spec(policy=policy, model=model, base_url=base_url) == expected
+from tui.cli import chat_command
 
 
 def _app() -> typer.Typer:
@@ -32,7 +17,12 @@ def _app() -> typer.Typer:
 
 def test_bad_mode_is_a_usage_error():
     result = CliRunner().invoke(_app(), ["--mode", "turbo"])
-    assert result.exit_code == 2 and "unknown mode" in result.output
+    assert result.exit_code == 2 and "'turbo' is not one of" in result.output
+
+
+def test_the_model_flag_is_gone_use_a_policy_spec():
+    result = CliRunner().invoke(_app(), ["--model", "m"])
+    assert result.exit_code == 2 and "No such option: --model" in result.output
 
 
 def test_no_tools_at_all_is_a_user_error():

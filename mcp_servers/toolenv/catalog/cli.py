@@ -19,7 +19,12 @@ from .store import catalog_path, save_catalog
 
 __all__ = ["catalog_app", "parse_source_options", "toolenv_app"]
 
-toolenv_app = typer.Typer(help="ToolEnv: the simulated tool catalog.", no_args_is_help=True)
+toolenv_app = typer.Typer(
+    help="ToolEnv: the simulated tool catalog.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
 catalog_app = typer.Typer(help="Build the catalog of real tool interfaces.", no_args_is_help=True)
 toolenv_app.add_typer(catalog_app, name="catalog")
 toolenv_app.command("serve")(serve_command)

@@ -116,7 +116,7 @@ def test_cli_writes_the_report(tmp_path: Path) -> None:
             "paraact",
             "--mode",
             "react",
-            "--n",
+            "--n-tasks",
             "2",
             "--out",
             str(tmp_path),

@@ -100,7 +100,7 @@ def _cli() -> typer.Typer:
 
 
 def test_cli_concurrency_option(tmp_path: Path) -> None:
-    args = ["--mode", "paraact", "--n", "3", "--llm-turn-s", "0.5", "--out", str(tmp_path)]
+    args = ["--mode", "paraact", "--n-tasks", "3", "--llm-turn-s", "0.5", "--out", str(tmp_path)]
     result = CliRunner().invoke(_cli(), [*args, "--concurrency", "3"])
     assert result.exit_code == 0, result.output
     assert "| paraact | 100% |" in result.output
@@ -109,4 +109,4 @@ def test_cli_concurrency_option(tmp_path: Path) -> None:
         task.id for task in generate_tasks(3, seed=0, split="test-seen")
     ]
     bad = CliRunner().invoke(_cli(), [*args, "--concurrency", "0"])
-    assert bad.exit_code == 2 and "--concurrency: must be >= 1" in bad.output
+    assert bad.exit_code == 2 and "--concurrency" in bad.output

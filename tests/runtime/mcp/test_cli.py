@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from paraagent_runtime.mcp import MCPToolSource
-from paraagent_runtime.mcp.cli import mcp_toolspace, serve_app
+from paraagent_runtime.cli import main
+from paraagent_runtime.mcp import MCPToolSource, mcp_toolspace
 
 from .conftest import HERE, stdio_config
 
@@ -41,7 +40,8 @@ async def test_serve_over_stdio_fronts_configured_servers(tmp_path: Path) -> Non
         "pa",
         stdio_config(
             "-c",
-            "from paraagent_runtime.mcp.cli import serve_app; serve_app()",
+            "import sys; from paraagent_runtime.cli import main; "
+            "sys.exit(main(['serve', *sys.argv[1:]]))",
             "--mcp-config",
             str(config),
             cwd=str(REPO),
@@ -69,19 +69,18 @@ async def test_mcp_toolspace_lists_enabled_servers(tmp_path: Path) -> None:
         await toolspace.aclose()
 
 
-def test_broken_config_is_one_line(tmp_path: Path) -> None:
+def test_broken_config_is_one_line(tmp_path: Path, capsys) -> None:
     path = tmp_path / "mcp.json"
     path.write_text('{"mcpServers": {"time": {"args": []}}}')
-    result = CliRunner().invoke(serve_app, ["--mcp-config", str(path)])
-    assert result.exit_code == 2
+    assert main(["serve", "--mcp-config", str(path)]) == 2
     assert (
-        result.output.strip() == "error: mcp.json: mcpServers.time.command: field required"
+        capsys.readouterr().err.strip()
+        == "error: mcp.json: mcpServers.time.command: field required"
         " (or give a 'url' for an HTTP server)"
     )
 
 
-def test_unknown_transport_is_refused(tmp_path: Path) -> None:
-    result = CliRunner().invoke(
-        serve_app, ["--mcp-config", str(demo_config(tmp_path)), "--transport", "ws"]
-    )
-    assert result.exit_code == 2 and "unknown transport 'ws'" in result.output
+def test_unknown_transport_is_refused(tmp_path: Path, capsys) -> None:
+    argv = ["serve", "--mcp-config", str(demo_config(tmp_path)), "--transport", "ws"]
+    assert main(argv) == 2
+    assert "'ws' is not one of 'stdio', 'http'" in capsys.readouterr().err
