@@ -13,6 +13,7 @@ from .source import (
     ReconnectPolicy,
     load_mcp_sources,
 )
+from .toolspace import mcp_toolspace
 
 __all__ = [
     "ConnectionState",
@@ -27,5 +28,6 @@ __all__ = [
     "expand_variables",
     "load_mcp_config",
     "load_mcp_sources",
+    "mcp_toolspace",
     "parse_mcp_config",
 ]
