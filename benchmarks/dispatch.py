@@ -31,10 +31,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from paraagent_runtime.dispatch import DispatchConfig, Dispatcher
-from paraagent_runtime.sources import FunctionTool, FunctionToolSource
-from paraagent_runtime.tools import ToolCall
-from paraagent_runtime.toolspace import Toolspace
+from paraagent_runtime import DispatchConfig, FunctionTool, FunctionToolSource, ToolCall, Toolspace
+from paraagent_runtime.dispatch import Dispatcher
 
 SCHEMA = {
     "type": "object",
@@ -79,7 +77,7 @@ async def _setup(
         per_source_concurrency=max_calls,
         dedup=False,
     )
-    return Dispatcher(toolspace, config), toolspace, source
+    return Dispatcher(config), toolspace, source
 
 
 def _calls(name: str, count: int) -> list[ToolCall]:
@@ -89,7 +87,7 @@ def _calls(name: str, count: int) -> list[ToolCall]:
 async def _turn_latency(
     dispatcher: Dispatcher, toolspace: Toolspace, ks: list[int], latency_s: float, repeats: int
 ) -> list[dict[str, float]]:
-    session = toolspace.new_session()
+    session = await toolspace.new_session()
     rows = []
     for k in ks:
         calls = _calls("bench__sleep", k)
@@ -124,7 +122,7 @@ async def _overhead(
     n: int,
     repeats: int,
 ) -> dict[str, float]:
-    session = toolspace.new_session()
+    session = await toolspace.new_session()
     calls = _calls("bench__noop", n)
 
     async def through_dispatcher() -> None:

@@ -27,10 +27,9 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 
 from benchmarks._mcp_harness import connected_source, free_port
-from paraagent_runtime.dispatch import DispatchConfig, Dispatcher
+from paraagent_runtime import DispatchConfig, ToolCall, Toolspace
+from paraagent_runtime.dispatch import Dispatcher
 from paraagent_runtime.mcp import MCPServerConfig, MCPToolSource
-from paraagent_runtime.tools import ToolCall
-from paraagent_runtime.toolspace import Toolspace
 
 TURN_CALLS = 64
 CONCURRENCY = (1, 16, 256)
@@ -76,14 +75,14 @@ async def _turns(latency: float) -> dict[str, Any]:
             call_timeout_s=latency * TURN_CALLS + 30,
             dedup=False,
         )
-        dispatcher = Dispatcher(toolspace, config)
+        dispatcher = Dispatcher(config)
         calls = [
             ToolCall(id=f"c{i}", name="bench__sleep", arguments={"seconds": latency})
             for i in range(TURN_CALLS)
         ]
-        await dispatcher.run_turn(calls[:2], toolspace.new_session())
+        await dispatcher.run_turn(calls[:2], await toolspace.new_session())
         started = time.perf_counter()
-        results = await dispatcher.run_turn(calls, toolspace.new_session())
+        results = await dispatcher.run_turn(calls, await toolspace.new_session())
         parallel = time.perf_counter() - started
         failures = sum(not result.ok for result in results)
         started = time.perf_counter()

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .meta import META_TOOLS
 from .tools import ToolCall, ToolResult
 
 __all__ = [
@@ -40,7 +41,6 @@ __all__ = [
 ]
 
 Phase = Literal["explore", "execute"]
-META_TOOLS: frozenset[str] = frozenset({"search_tools", "inspect_tool"})
 
 _THINK = re.compile(r"<think>(.*?)(</think>|\Z)", re.DOTALL)
 _PHASE = re.compile(r"<phase>(.*?)</phase>", re.DOTALL)

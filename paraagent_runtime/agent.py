@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .actions import (
-    META_TOOLS,
     Turn,
+    infer_phase,
     parse_turn,
     render_observations,
     render_turn,
@@ -40,11 +40,10 @@ from .events import (
     TurnFinished,
     TurnStarted,
 )
-from .meta import META_TOOL_SPECS
 from .modes import DEFAULT_MAX_TURNS, DEFAULT_MODE, MODES, AgentMode
 from .policy.base import Completion, Message, Policy, SamplingParams
 from .prompts import system_prompt
-from .tools import ToolCall, ToolErrorKind, ToolResult, ToolSpec
+from .tools import ToolCall, ToolErrorKind, ToolResult
 from .toolspace import ToolSession, Toolspace
 from .trajectory import Episode, TrajectoryWriter, TurnRecord
 
@@ -110,7 +109,7 @@ class Agent:
         dispatch = self.config.dispatch
         if self.config.mode == "react":
             dispatch = dataclasses.replace(dispatch, max_calls_per_turn=1)
-        self.dispatcher = Dispatcher(toolspace, dispatch)
+        self.dispatcher = Dispatcher(dispatch)
 
     async def run(
         self,
@@ -176,18 +175,15 @@ class Agent:
                 runner.cancel()
                 await asyncio.gather(runner, return_exceptions=True)
 
-    def _preloaded(self, session: ToolSession) -> list[ToolSpec]:
-        return [spec for name, spec in self.toolspace.tools.items() if session.is_loaded(name)]
-
     async def _loop(self, episode: Episode, emit: Callable[[AgentEvent], Awaitable[None]]) -> None:
         config = self.config
-        session = self.toolspace.new_session()
+        session = await self.toolspace.new_session()
         messages = [
             Message(
                 role="system",
                 content=system_prompt(
                     mode=config.mode,
-                    preloaded=self._preloaded(session),
+                    preloaded=session.loaded_tools,
                     max_calls_per_turn=self.dispatcher.config.max_calls_per_turn,
                     extra=config.system_prompt_extra,
                 ),
@@ -233,7 +229,7 @@ class Agent:
                 started = time.perf_counter()
                 record.results = await self._execute(index, turn, session, executed, emit)
                 record.tools_latency_s = time.perf_counter() - started
-                executed = executed or any(call.name not in META_TOOLS for call in turn.calls)
+                executed = executed or infer_phase(turn.calls) == "execute"
                 record.observation = render_observations(record.results)
             else:
                 record.observation = render_observations([self._format_feedback(turn, index)])
@@ -258,8 +254,7 @@ class Agent:
     ) -> tuple[Completion, float]:
         tools = None
         if self.config.pass_tool_schemas:
-            loaded = [spec.openai_tool() for spec in self._preloaded(session)]
-            tools = [spec.openai_tool() for spec in META_TOOL_SPECS] + loaded
+            tools = [spec.openai_tool() for spec in session.tools]
 
         async def on_text(delta: str) -> None:
             await emit(TextDelta(turn=index, text=delta))
@@ -287,7 +282,7 @@ class Agent:
         refused: dict[str, ToolResult] = {}
         if self.config.mode == "decoupled" and executed:
             for call in turn.calls:
-                if call.name in META_TOOLS:
+                if infer_phase([call]) == "explore":
                     refused[call.id] = ToolResult.failure(
                         call,
                         ToolErrorKind.PHASE_CLOSED,

@@ -4,7 +4,8 @@ Per turn, :meth:`Dispatcher.run_turn`:
 
 1. rejects calls past ``max_calls_per_turn`` (``too_many_calls``), calls to names nobody serves
    (``unknown_tool``, with close names), to tools the session has not loaded (``unloaded_tool``),
-   and arguments that fail the tool's JSON Schema (``invalid_arguments``) — before anything runs;
+   and arguments that fail the tool's JSON Schema (``invalid_arguments``, the one validation of
+   :mod:`.validation`) — before anything runs;
 2. answers read-only calls already answered in this episode from the session cache
    (``cached=True``) and runs identical read-only calls within the turn once;
 3. runs the rest as concurrent tasks under a per-source and a global semaphore, each attempt
@@ -27,7 +28,6 @@ compares the fan-out options (asyncio-pool brought nothing over plain tasks).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import inspect
 import json
@@ -38,10 +38,10 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from .errors import ConfigError, MCPConnectionError, UnknownToolError
-from .meta import meta_tool_spec, run_meta_tool
 from .progress import reporting_to
 from .tools import ToolCall, ToolErrorKind, ToolResult, ToolSpec
-from .toolspace import ToolSession, Toolspace
+from .toolspace import Route, ToolSession
+from .validation import validate_arguments
 
 __all__ = ["DispatchConfig", "Dispatcher", "ProgressCallback", "is_transient_error"]
 
@@ -146,19 +146,19 @@ def _shorten(text: str, limit: int) -> str:
 
 
 class Dispatcher:
-    """Runs the tool calls of a turn against a :class:`Toolspace`.
+    """Runs the tool calls of a turn through an episode's :class:`ToolSession`.
 
-    One dispatcher may serve many concurrent episodes on one event loop: the concurrency limits
-    are shared, the loaded set and de-duplication cache live in each episode's
-    :class:`ToolSession`.
+    Every call takes one path: the session routes its name to a spec and a source (the meta-tools
+    are a source of the session), :func:`~paraagent_runtime.validation.validate_arguments` checks
+    its arguments, and the source runs it. One dispatcher may serve many concurrent episodes on
+    one event loop: the concurrency limits are shared (per source name), the loaded set and
+    de-duplication cache live in each episode's session.
 
     Args:
-        toolspace: where tools are looked up, validated and called.
         config: limits and policies; defaults to :class:`DispatchConfig()`.
     """
 
-    def __init__(self, toolspace: Toolspace, config: DispatchConfig | None = None) -> None:
-        self.toolspace = toolspace
+    def __init__(self, config: DispatchConfig | None = None) -> None:
         self.config = config or DispatchConfig()
         self._global = asyncio.Semaphore(self.config.max_concurrency)
         self._per_source: dict[str, asyncio.Semaphore] = {}
@@ -182,13 +182,13 @@ class Dispatcher:
         results: list[ToolResult | None] = [None] * len(calls)
         leaders: dict[str, int] = {}
         followers: dict[int, list[int]] = {}
-        runnable: list[tuple[int, ToolSpec]] = []
+        runnable: list[tuple[int, Route]] = []
         for index, call in enumerate(calls):
             admitted = self._admit(index, call, session)
             if isinstance(admitted, ToolResult):
                 results[index] = admitted
                 continue
-            if self._dedupable(admitted):
+            if self._dedupable(admitted.spec):
                 leader = leaders.setdefault(call.dedup_key(), index)
                 if leader != index:
                     followers.setdefault(leader, []).append(index)
@@ -198,16 +198,16 @@ class Dispatcher:
             if result is not None:
                 await _notify(on_finish, result)
 
-        specs = dict(runnable)
+        routes = dict(runnable)
         tasks = [
-            asyncio.create_task(self._execute(index, calls[index], spec, session, on_progress))
-            for index, spec in runnable
+            asyncio.create_task(self._execute(index, calls[index], route, on_progress))
+            for index, route in runnable
         ]
         try:
             for next_done in asyncio.as_completed(tasks):
                 index, result = await next_done
                 results[index] = result
-                if result.ok and self._dedupable(specs[index]):
+                if result.ok and self._dedupable(routes[index].spec):
                     session.cache[calls[index].dedup_key()] = result
                 await _notify(on_finish, result)
                 for follower in followers.get(index, ()):
@@ -226,8 +226,8 @@ class Dispatcher:
     def _dedupable(self, spec: ToolSpec) -> bool:
         return self.config.dedup and spec.annotations.read_only
 
-    def _admit(self, index: int, call: ToolCall, session: ToolSession) -> ToolResult | ToolSpec:
-        """Check one call before it runs: a spec to run, or the error/cached result instead."""
+    def _admit(self, index: int, call: ToolCall, session: ToolSession) -> ToolResult | Route:
+        """Check one call before it runs: where it goes, or the error/cached result instead."""
         limit = self.config.max_calls_per_turn
         if index >= limit:
             return ToolResult.failure(
@@ -236,39 +236,34 @@ class Dispatcher:
                 f"at most {limit} calls run per turn; call #{index + 1} was not run. "
                 "Issue it again in a later turn.",
             )
-        meta = meta_tool_spec(call.name)
-        spec = meta or self.toolspace.get(call.name)
-        if spec is None:
+        route = session.route(call.name)
+        if route is None and session.get(call.name) is None:
             return ToolResult.failure(
-                call, ToolErrorKind.UNKNOWN_TOOL, self.toolspace.unknown_tool_message(call.name)
+                call, ToolErrorKind.UNKNOWN_TOOL, session.unknown_tool_message(call.name)
             )
-        if meta is None and not session.is_loaded(call.name):
+        if route is None:
             return ToolResult.failure(
                 call,
                 ToolErrorKind.UNLOADED_TOOL,
                 f"tool {call.name!r} is not loaded yet: call search_tools or "
                 f'inspect_tool(name="{call.name}") first, then call it in a later turn.',
             )
-        problem = self.toolspace.validate_arguments(call.name, call.arguments)
+        problem = validate_arguments(call.name, route.spec.input_schema, call.arguments)
         if problem is not None:
             return ToolResult.failure(
                 call,
                 ToolErrorKind.INVALID_ARGUMENTS,
-                _shorten(
-                    f"invalid arguments for {call.name}: {problem}", self.config.max_result_chars
-                ),
+                _shorten(problem, self.config.max_result_chars),
             )
-        if self._dedupable(spec):
+        if self._dedupable(route.spec):
             cached = session.cache.get(call.dedup_key())
             if cached is not None:
                 return cached.model_copy(
                     update={"call_id": call.id, "cached": True, "latency_s": 0.0}
                 )
-        return spec
+        return route
 
-    def _source_semaphore(self, source: str | None) -> contextlib.AbstractAsyncContextManager[Any]:
-        if source is None:
-            return contextlib.nullcontext()
+    def _source_semaphore(self, source: str) -> asyncio.Semaphore:
         semaphore = self._per_source.get(source)
         if semaphore is None:
             semaphore = self._per_source[source] = asyncio.Semaphore(
@@ -276,37 +271,29 @@ class Dispatcher:
             )
         return semaphore
 
-    async def _invoke(self, call: ToolCall, spec: ToolSpec, session: ToolSession) -> Any:
-        if meta_tool_spec(call.name) is spec:
-            return await run_meta_tool(
-                call.name, call.arguments, toolspace=self.toolspace, session=session
-            )
-        return await self.toolspace.call(call.name, call.arguments)
-
     async def _execute(
         self,
         index: int,
         call: ToolCall,
-        spec: ToolSpec,
-        session: ToolSession,
+        route: Route,
         on_progress: ProgressCallback | None = None,
     ) -> tuple[int, ToolResult]:
         config = self.config
         reporter = functools.partial(on_progress, call) if on_progress is not None else None
         started = time.perf_counter()
-        retryable = spec.annotations.read_only or spec.annotations.idempotent
+        annotations = route.spec.annotations
+        retryable = annotations.read_only or annotations.idempotent
         retries = config.read_only_retries if retryable else 0
-        source = self.toolspace.source_of(call.name)
         attempt = 0
         while True:
             deadline: asyncio.Timeout | None = None
             try:
-                async with self._source_semaphore(source), self._global:
+                async with self._source_semaphore(route.source.name), self._global:
                     # Created only now: time spent queueing for a slot is not the call's fault.
                     deadline = asyncio.timeout(config.call_timeout_s)
                     async with deadline:
                         with reporting_to(reporter):
-                            content = await self._invoke(call, spec, session)
+                            content = await route.source.call_tool(route.spec.tool, call.arguments)
             except TimeoutError as exc:
                 kind, transient = ToolErrorKind.TIMEOUT, True
                 message = (

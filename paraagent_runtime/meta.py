@@ -1,8 +1,8 @@
 """The explore-phase meta-tools ``search_tools`` and ``inspect_tool``, served by the runtime.
 
-Both load the tools they reveal into the episode's
-:class:`~paraagent_runtime.toolspace.ToolSession`, which makes those tools callable in later
-execute turns.
+They are a tool source like any other, opened per episode (:class:`MetaToolSource`): both load
+the tools they reveal into the episode's :class:`~paraagent_runtime.toolspace.ToolSession`, which
+makes those tools callable in later execute turns.
 """
 
 from __future__ import annotations
@@ -13,14 +13,16 @@ from .errors import UnknownToolError
 from .tools import ToolAnnotations, ToolSpec
 
 if TYPE_CHECKING:
-    from .toolspace import ToolSession, Toolspace
+    from .toolspace import ToolSession
 
-__all__ = ["INSPECT_TOOL", "META_TOOL_SPECS", "SEARCH_TOOLS", "meta_tool_spec", "run_meta_tool"]
+__all__ = ["INSPECT_TOOL", "META_TOOLS", "META_TOOL_SPECS", "SEARCH_TOOLS", "MetaToolSource"]
 
 SEARCH_TOOLS = "search_tools"
 """The meta-tool that searches the toolspace and loads the tools it returns."""
 INSPECT_TOOL = "inspect_tool"
 """The meta-tool that shows one tool's full schema and loads it."""
+META_TOOLS: frozenset[str] = frozenset({SEARCH_TOOLS, INSPECT_TOOL})
+"""The explore-phase tool names of the grammar (phase inference reads them)."""
 MAX_TOP_K = 20
 
 _META_ANNOTATIONS = ToolAnnotations(read_only=True, idempotent=True, open_world=False)
@@ -73,46 +75,55 @@ META_TOOL_SPECS: list[ToolSpec] = [
     ),
 ]
 
-_SPECS_BY_NAME = {spec.name: spec for spec in META_TOOL_SPECS}
 
+class MetaToolSource:
+    """``search_tools`` and ``inspect_tool`` for one episode, as a tool source.
 
-def meta_tool_spec(name: str) -> ToolSpec | None:
-    """Return the spec of the meta-tool called ``name``, or None when it is not a meta-tool."""
-    return _SPECS_BY_NAME.get(name)
+    :meth:`Toolspace.new_session <paraagent_runtime.toolspace.Toolspace.new_session>` opens one
+    per session; the session shows its tools always (they need no loading), and what they reveal
+    is loaded into that session. The source's ``name`` is empty: the meta-tools' ids carry no
+    source part, so their model-facing names are the bare names of the grammar.
 
-
-async def _search_tools(
-    arguments: dict[str, Any], toolspace: Toolspace, session: ToolSession
-) -> list[dict[str, Any]]:
-    found = await toolspace.search(arguments["query"], top_k=int(arguments.get("top_k", 5)))
-    session.load(spec.name for spec in found)
-    return [spec.card() for spec in found]
-
-
-async def _inspect_tool(
-    arguments: dict[str, Any], toolspace: Toolspace, session: ToolSession
-) -> dict[str, Any]:
-    name = arguments["name"]
-    spec = toolspace.get(name) or meta_tool_spec(name)
-    if spec is None:
-        raise UnknownToolError(toolspace.unknown_tool_message(name))
-    session.load([name])
-    return spec.schema_view()
-
-
-_HANDLERS = {SEARCH_TOOLS: _search_tools, INSPECT_TOOL: _inspect_tool}
-
-
-async def run_meta_tool(
-    name: str, arguments: dict[str, Any], *, toolspace: Toolspace, session: ToolSession
-) -> Any:
-    """Execute the meta-tool ``name`` with already validated ``arguments``.
-
-    Raises:
-        UnknownToolError: ``name`` is not a meta-tool, or ``inspect_tool`` was asked for a tool
-            the toolspace does not know (the message suggests close names).
+    Args:
+        session: The episode's session; its toolspace is searched and inspected.
     """
-    handler = _HANDLERS.get(name)
-    if handler is None:
-        raise UnknownToolError(f"{name!r} is not a meta-tool")
-    return await handler(arguments, toolspace, session)
+
+    name = ""
+
+    def __init__(self, session: ToolSession) -> None:
+        self.session = session
+
+    async def list_tools(self) -> list[ToolSpec]:
+        """The two meta-tools."""
+        return list(META_TOOL_SPECS)
+
+    async def call_tool(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """Run a meta-tool with validated ``arguments``.
+
+        Raises:
+            UnknownToolError: ``tool`` is not a meta-tool, or ``inspect_tool`` was asked for a
+                tool the session does not know (the message suggests close names).
+        """
+        if tool == SEARCH_TOOLS:
+            return await self._search(arguments)
+        if tool == INSPECT_TOOL:
+            return await self._inspect(arguments)
+        raise UnknownToolError(f"{tool!r} is not a meta-tool")
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+    async def _search(self, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+        found = await self.session.toolspace.search(
+            arguments["query"], top_k=int(arguments.get("top_k", 5))
+        )
+        self.session.load(spec.name for spec in found)
+        return [spec.card() for spec in found]
+
+    async def _inspect(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        name = arguments["name"]
+        spec = self.session.get(name)
+        if spec is None:
+            raise UnknownToolError(self.session.unknown_tool_message(name))
+        self.session.load([name])
+        return spec.schema_view()

@@ -1,11 +1,12 @@
-"""The toolspace: the union of tool sources, name mapping, argument validation and search.
+"""The toolspace: the union of tool sources, name mapping and search; and one episode's view.
 
 A :class:`Toolspace` maps model-facing names (``<source>__<tool>``) to the source that serves the
-tool, validates arguments against each tool's JSON Schema before dispatch, and keeps a
-:class:`~paraagent_runtime.search.ToolSearch` index in step with the sources' tool lists. A
-:class:`ToolSession` is one episode's view: the set of tools the model has loaded (through
-``search_tools``/``inspect_tool``, or all of them when the toolspace is small) and the episode's
-de-duplication cache.
+tool (a :class:`Route`) and keeps a :class:`~paraagent_runtime.search.ToolSearch` index in step
+with the sources' tool lists. A :class:`ToolSession` is one episode's view of it: the episode's
+own meta-tools (a :class:`~paraagent_runtime.meta.MetaToolSource`), the set of tools the model
+has loaded (through ``search_tools``/``inspect_tool``, or all of them when the toolspace is
+small) and the episode's de-duplication cache. The dispatcher resolves every call through the
+session.
 """
 
 from __future__ import annotations
@@ -15,41 +16,67 @@ import difflib
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-import jsonschema
-import referencing.exceptions
-from jsonschema.exceptions import SchemaError
-from jsonschema.protocols import Validator
-
 from .errors import UnknownToolError, UserError
 from .keyword_search import KeywordToolSearch, tokenize
-from .meta import META_TOOL_SPECS, meta_tool_spec
+from .meta import SEARCH_TOOLS, MetaToolSource
 from .search import ToolSearch
 from .sources import ToolSource
 from .tools import ToolResult, ToolSpec
 
-__all__ = ["ToolSession", "Toolspace"]
+__all__ = ["Route", "ToolSession", "Toolspace"]
 
 logger = logging.getLogger(__name__)
 
-_MAX_REPORTED_ERRORS = 3
 _SUGGEST_SCAN_LIMIT = 2000
 
 
-@dataclass
-class ToolSession:
-    """One episode's loaded tools and its de-duplication cache.
+@dataclass(frozen=True)
+class Route:
+    """Where a call goes: the tool's spec and the source that serves it.
 
     Attributes:
-        loaded: model-facing names the model may call in execute turns.
+        spec: the tool; ``spec.tool`` is the name to pass to the source.
+        source: the source serving it.
+    """
+
+    spec: ToolSpec
+    source: ToolSource
+
+
+class ToolSession:
+    """One episode's view of a toolspace: what the model may call now, and its dedup cache.
+
+    The session's own sources (:meth:`add_source`; the meta-tools, opened by
+    :meth:`Toolspace.new_session`) are always callable and take precedence; the toolspace's
+    tools are callable once loaded (through ``search_tools``/``inspect_tool``, or all of them
+    when the toolspace is small).
+
+    Args:
+        toolspace: the tools behind this view.
+
+    Attributes:
+        toolspace: the tools behind this view.
+        loaded: model-facing names of toolspace tools the model may call in execute turns.
         cache: successful results of read-only calls, by :meth:`ToolCall.dedup_key`.
     """
 
-    loaded: set[str] = field(default_factory=set)
-    cache: dict[str, ToolResult] = field(default_factory=dict)
+    def __init__(self, toolspace: Toolspace) -> None:
+        self.toolspace = toolspace
+        self.loaded: set[str] = set()
+        self.cache: dict[str, ToolResult] = {}
+        self._own: dict[str, Route] = {}
+
+    async def add_source(self, source: ToolSource) -> None:
+        """Make every tool of ``source`` callable in this session, without loading.
+
+        The session does not close ``source``; whoever opened it does.
+        """
+        for spec in await source.list_tools():
+            self._own.setdefault(spec.name, Route(spec, source))
 
     def is_loaded(self, name: str) -> bool:
         """True when ``name`` was loaded into this session."""
@@ -59,17 +86,35 @@ class ToolSession:
         """Make ``names`` callable in this session."""
         self.loaded.update(names)
 
+    def get(self, name: str) -> ToolSpec | None:
+        """The spec behind ``name`` (loaded or not), or None."""
+        own = self._own.get(name)
+        return own.spec if own is not None else self.toolspace.get(name)
 
-def _error_path(error: jsonschema.ValidationError) -> str:
-    return error.json_path.replace("$", "arguments", 1)
+    def route(self, name: str) -> Route | None:
+        """Where a call to ``name`` goes, or None when the model may not call it now."""
+        own = self._own.get(name)
+        if own is not None:
+            return own
+        return self.toolspace.route(name) if name in self.loaded else None
 
+    @property
+    def tools(self) -> list[ToolSpec]:
+        """Every tool callable now: the session's own, then the loaded ones in toolspace order."""
+        return [route.spec for route in self._own.values()] + self.loaded_tools
 
-def _describe(errors: list[jsonschema.ValidationError]) -> str:
-    errors.sort(key=lambda error: (list(map(str, error.absolute_path)), error.message))
-    lines = [f"{_error_path(error)}: {error.message}" for error in errors[:_MAX_REPORTED_ERRORS]]
-    if len(errors) > _MAX_REPORTED_ERRORS:
-        lines.append(f"(and {len(errors) - _MAX_REPORTED_ERRORS} more)")
-    return "; ".join(lines)
+    @property
+    def loaded_tools(self) -> list[ToolSpec]:
+        """The loaded toolspace tools, in toolspace order."""
+        return [spec for name, spec in self.toolspace.tools.items() if name in self.loaded]
+
+    def suggest(self, name: str, *, limit: int = 3) -> list[str]:
+        """Names close to ``name``: the session's own tools and the toolspace's."""
+        return self.toolspace.suggest(name, limit=limit, extra=self._own)
+
+    def unknown_tool_message(self, name: str) -> str:
+        """The observation text for a call to a tool this session does not know."""
+        return self.toolspace.unknown_tool_message(name, extra=self._own)
 
 
 class Toolspace:
@@ -104,7 +149,6 @@ class Toolspace:
         self._by_id: dict[str, ToolSpec] = {}
         self._by_tool: dict[str, list[ToolSpec]] = {}
         self._name_index: dict[str, list[str]] = {}
-        self._validators: dict[str, Validator | None] = {}
         self.source_errors: dict[str, str] = {}
 
     def _check_new_source(self, source: ToolSource) -> None:
@@ -180,7 +224,6 @@ class Toolspace:
             self._by_tool.setdefault(spec.tool, []).append(spec)
             for token in set(tokenize(name)):
                 self._name_index.setdefault(token, []).append(name)
-        self._validators = {}
         await self._search.update(list(tools.values()))
 
     async def add_source(self, source: ToolSource) -> None:
@@ -226,14 +269,19 @@ class Toolspace:
             wrapped[name] = layer
         self._sources = wrapped
 
-    def suggest(self, name: str, *, limit: int = 3) -> list[str]:
+    def suggest(self, name: str, *, limit: int = 3, extra: Iterable[str] = ()) -> list[str]:
         """Model-facing names close to ``name`` (a typo, a bare tool name, or a tool id).
 
         Large toolspaces compare ``name`` only with the names sharing most of its words, so a
         typo among 50k tools costs milliseconds rather than a second of blocked event loop.
+
+        Args:
+            name: the name the model used.
+            limit: at most this many names.
+            extra: further names to consider (a session's own tools).
         """
         exact = [found for found in (self._by_id.get(name), *self._by_tool.get(name, ())) if found]
-        candidates: list[str] = [spec.name for spec in META_TOOL_SPECS]
+        candidates: list[str] = list(extra)
         if len(self._tools) <= _SUGGEST_SCAN_LIMIT:
             candidates.extend(self._tools)
         else:
@@ -244,63 +292,25 @@ class Toolspace:
         close = difflib.get_close_matches(name, candidates, n=limit, cutoff=0.6)
         return list(dict.fromkeys([*(spec.name for spec in exact), *close]))[:limit]
 
-    def unknown_tool_message(self, name: str) -> str:
-        """The observation text for a call to a tool nobody serves."""
+    def unknown_tool_message(self, name: str, *, extra: Iterable[str] = ()) -> str:
+        """The observation text for a call to a tool nobody serves (``extra`` as in suggest)."""
         message = f"unknown tool {name!r}."
-        suggestions = self.suggest(name)
+        suggestions = self.suggest(name, extra=extra)
         if suggestions:
             message += f" Did you mean: {', '.join(suggestions)}?"
-        return message + " Use search_tools to find tools by what they do."
-
-    def _validator(self, name: str, spec: ToolSpec) -> Validator | None:
-        if name in self._validators:
-            return self._validators[name]
-        schema = spec.input_schema
-        validator: Validator | None
-        try:
-            cls = jsonschema.validators.validator_for(schema)
-            cls.check_schema(schema)
-            validator = cls(schema)
-        except SchemaError as exc:
-            logger.warning(
-                "tool %r has an invalid input schema (%s); not validating its arguments",
-                spec.id,
-                exc.message,
-            )
-            validator = None
-        self._validators[name] = validator
-        return validator
-
-    def validate_arguments(self, name: str, arguments: dict[str, Any]) -> str | None:
-        """Check ``arguments`` against the input schema of tool (or meta-tool) ``name``.
-
-        Returns:
-            None when the arguments are valid (or the tool's schema is unusable), else a readable
-            message naming each offending path and the problem.
-
-        Raises:
-            UnknownToolError: ``name`` is neither a tool of this toolspace nor a meta-tool.
-        """
-        spec = self._tools.get(name) or meta_tool_spec(name)
-        if spec is None:
-            raise UnknownToolError(self.unknown_tool_message(name))
-        validator = self._validator(name, spec)
-        if validator is None:
-            return None
-        try:
-            errors = list(validator.iter_errors(arguments))
-        except referencing.exceptions.Unresolvable as exc:
-            logger.warning(
-                "tool %r has an unresolvable $ref (%s); not validating its arguments", spec.id, exc
-            )
-            self._validators[name] = None
-            return None
-        return _describe(errors) if errors else None
+        return message + f" Use {SEARCH_TOOLS} to find tools by what they do."
 
     async def search(self, query: str, *, top_k: int = 5) -> list[ToolSpec]:
         """The ``top_k`` tools best matching ``query``, best first."""
         hits = await self._search.search(query, top_k=top_k)
         return [spec for identifier, _ in hits if (spec := self._by_id.get(identifier)) is not None]
+
+    def route(self, name: str) -> Route | None:
+        """Where a call to the model-facing ``name`` goes, or None when no source serves it."""
+        spec = self._tools.get(name)
+        if spec is None:
+            return None
+        return Route(spec, self._sources[self._routes[name]])
 
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
         """Call the tool with model-facing ``name`` on its source; source exceptions propagate.
@@ -308,14 +318,18 @@ class Toolspace:
         Raises:
             UnknownToolError: no source serves ``name``.
         """
-        spec = self._tools.get(name)
-        if spec is None:
+        route = self.route(name)
+        if route is None:
             raise UnknownToolError(self.unknown_tool_message(name))
-        return await self._sources[self._routes[name]].call_tool(spec.tool, arguments)
+        return await route.source.call_tool(route.spec.tool, arguments)
 
-    def new_session(self) -> ToolSession:
-        """A fresh episode session; every tool is preloaded when there are few enough."""
-        session = ToolSession()
+    async def new_session(self) -> ToolSession:
+        """A fresh episode session with its own meta-tools.
+
+        Every tool is preloaded when there are at most :attr:`preload_threshold`.
+        """
+        session = ToolSession(self)
+        await session.add_source(MetaToolSource(session))
         if len(self._tools) <= self.preload_threshold:
             session.load(self._tools)
         return session

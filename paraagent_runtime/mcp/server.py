@@ -37,6 +37,7 @@ from ..modes import AgentMode
 from ..policy.base import Policy
 from ..toolspace import Toolspace
 from ..trajectory import Episode
+from ..validation import validate_arguments
 
 __all__ = [
     "BearerTokenMiddleware",
@@ -176,11 +177,12 @@ def build_paraagent_server(
         )
         async def call_tool(name: str, arguments: dict[str, Any] | None = None) -> str:
             arguments = arguments or {}
-            if toolspace.get(name) is None:
+            spec = toolspace.get(name)
+            if spec is None:
                 raise ToolError(toolspace.unknown_tool_message(name))
-            problem = toolspace.validate_arguments(name, arguments)
+            problem = validate_arguments(name, spec.input_schema, arguments)
             if problem is not None:
-                raise ToolError(f"{name}: invalid arguments: {problem}")
+                raise ToolError(problem)
             try:
                 value = await toolspace.call(name, arguments)
             except (ParaAgentError, TimeoutError) as exc:

@@ -227,13 +227,34 @@ async def test_decoupled_mode_never_explores_after_executing(toolspace) -> None:
     assert [r.error_kind for r in episode.turns[2].results] == [ToolErrorKind.PHASE_CLOSED] * 2
 
 
-async def test_events_stream_and_early_close_cancels(toolspace) -> None:
+async def test_events_stream_to_the_episodes_end(toolspace) -> None:
     agent = Agent(ScriptedPolicy([EXPLORE, EXECUTE, "<answer>x</answer>"]), toolspace)
     kinds = [event.type async for event in agent.events("t")]
     assert kinds[0] == "turn_started" and kinds[-1] == "episode_finished"
-    stream = Agent(ScriptedPolicy([EXPLORE] * 5), toolspace).events("t")
-    assert (await anext(stream)).type == "turn_started"
-    await stream.aclose()
+
+
+async def test_closing_the_event_stream_early_cancels_the_episode_and_its_calls(
+    toolspace, tracker, tmp_path
+) -> None:
+    policy = ScriptedPolicy(
+        [
+            "<phase>explore</phase>" + call("inspect_tool", name="weather__hang"),
+            "<phase>execute</phase>" + call("weather__hang"),
+        ]
+    )
+    tracker.started.clear()
+    with TrajectoryWriter(tmp_path / "t.jsonl") as writer:
+        stream = Agent(policy, toolspace, trajectory=writer).events("t")
+        async for event in stream:
+            if isinstance(event, CallStarted) and event.call.name == "weather__hang":
+                break
+        await asyncio.wait_for(tracker.started.wait(), 10)
+        assert tracker.in_flight == 1
+        await stream.aclose()
+    assert tracker.in_flight == 0
+    assert asyncio.all_tasks() == {asyncio.current_task()}
+    (episode,) = read_episodes(tmp_path / "t.jsonl")
+    assert episode.status == "cancelled" and len(episode.turns) == 2
 
 
 def test_config_is_validated() -> None:

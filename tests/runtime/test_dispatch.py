@@ -63,42 +63,42 @@ async def _dispatcher(
 ) -> tuple[Dispatcher, Toolspace]:
     toolspace = Toolspace(list(sources), preload_threshold=10_000 if preload else 0)
     await toolspace.refresh()
-    return Dispatcher(toolspace, DispatchConfig(**config)), toolspace
+    return Dispatcher(DispatchConfig(**config)), toolspace
 
 
 async def test_results_come_back_in_call_order_with_callbacks() -> None:
-    async def wait(delay: float) -> float:
-        await asyncio.sleep(delay)
-        return delay
+    finished_ids: dict[str, asyncio.Event] = {f"c{i}": asyncio.Event() for i in range(3)}
 
-    source = FunctionToolSource(
-        "t",
-        [
-            FunctionTool(
-                wait, input_schema={"type": "object", "properties": {"delay": {"type": "number"}}}
-            )
-        ],
-    )
-    dispatcher, toolspace = await _dispatcher(source)
+    async def after(call: str | None, value: int) -> int:
+        if call is not None:
+            await finished_ids[call].wait()
+        return value
+
+    source = FunctionToolSource("t", [FunctionTool(after, input_schema=ANY_ARGS)])
+    dispatcher, toolspace = await _dispatcher(source, call_timeout_s=10)
+    # c1 finishes first, c2 once c1 has, c0 once c2 has.
     calls = _calls(
-        ("t__wait", {"delay": 0.05}), ("t__wait", {"delay": 0.0}), ("t__wait", {"delay": 0.02})
+        ("t__after", {"call": "c2", "value": 0}),
+        ("t__after", {"call": None, "value": 1}),
+        ("t__after", {"call": "c1", "value": 2}),
     )
     started: list[str] = []
     finished: list[str] = []
 
     async def on_finish(result: ToolResult) -> None:
         finished.append(result.call_id)
+        finished_ids[result.call_id].set()
 
     results = await dispatcher.run_turn(
         calls,
-        toolspace.new_session(),
+        await toolspace.new_session(),
         on_start=lambda call: started.append(call.id),
         on_finish=on_finish,
     )
     assert [result.call_id for result in results] == ["c0", "c1", "c2"]
-    assert [result.content for result in results] == [0.05, 0.0, 0.02]
+    assert [result.content for result in results] == [0, 1, 2]
     assert started == ["c0", "c1", "c2"]
-    assert sorted(finished) == ["c0", "c1", "c2"] and finished[0] == "c1"
+    assert finished == ["c1", "c2", "c0"]
     assert all(result.ok and result.latency_s > 0 for result in results)
 
 
@@ -112,7 +112,7 @@ async def test_calls_of_one_turn_really_run_at_the_same_time() -> None:
     source = FunctionToolSource("t", [FunctionTool(meet, input_schema=ANY_ARGS)])
     dispatcher, toolspace = await _dispatcher(source, call_timeout_s=10)
     results = await dispatcher.run_turn(
-        _calls(*[("t__meet", {"i": i}) for i in range(4)]), toolspace.new_session()
+        _calls(*[("t__meet", {"i": i}) for i in range(4)]), await toolspace.new_session()
     )
     assert [result.content for result in results] == [0, 1, 2, 3]
 
@@ -122,7 +122,7 @@ async def test_global_concurrency_limit_is_respected() -> None:
     source = FunctionToolSource("t", [counter.tool("t", "work")])
     dispatcher, toolspace = await _dispatcher(source, max_concurrency=3, max_calls_per_turn=10)
     results = await dispatcher.run_turn(
-        _calls(*[("t__work", {"i": i}) for i in range(10)]), toolspace.new_session()
+        _calls(*[("t__work", {"i": i}) for i in range(10)]), await toolspace.new_session()
     )
     assert all(result.ok for result in results)
     assert counter.calls["work"] == 10
@@ -136,7 +136,7 @@ async def test_per_source_concurrency_limit_is_respected() -> None:
         *sources, per_source_concurrency=2, max_calls_per_turn=12
     )
     calls = _calls(*[(f"{name}__work", {"i": i}) for i in range(6) for name in ("a", "b")])
-    results = await dispatcher.run_turn(calls, toolspace.new_session())
+    results = await dispatcher.run_turn(calls, await toolspace.new_session())
     assert all(result.ok for result in results)
     assert counter.peak["a"] == counter.peak["b"] == 2
     assert counter.peak["all"] == 4
@@ -148,7 +148,7 @@ async def test_calls_past_the_per_turn_limit_do_not_run() -> None:
         FunctionToolSource("t", [counter.tool("t", "work")]), max_calls_per_turn=2
     )
     results = await dispatcher.run_turn(
-        _calls(*[("t__work", {"i": i}) for i in range(4)]), toolspace.new_session()
+        _calls(*[("t__work", {"i": i}) for i in range(4)]), await toolspace.new_session()
     )
     assert [result.error_kind for result in results] == [
         None,
@@ -166,7 +166,7 @@ async def test_unknown_tool_gets_close_name_suggestions() -> None:
     )
     dispatcher, toolspace = await _dispatcher(source)
     (result,) = await dispatcher.run_turn(
-        _calls(("weather__forcast", {"city": "x"})), toolspace.new_session()
+        _calls(("weather__forcast", {"city": "x"})), await toolspace.new_session()
     )
     assert result.error_kind is ToolErrorKind.UNKNOWN_TOOL
     assert "Did you mean: weather__forecast" in result.error
@@ -178,7 +178,7 @@ async def test_unloaded_tool_tells_the_model_to_search_first() -> None:
     dispatcher, toolspace = await _dispatcher(
         FunctionToolSource("t", [counter.tool("t", "work")]), preload=False
     )
-    (result,) = await dispatcher.run_turn(_calls(("t__work", {})), toolspace.new_session())
+    (result,) = await dispatcher.run_turn(_calls(("t__work", {})), await toolspace.new_session())
     assert result.error_kind is ToolErrorKind.UNLOADED_TOOL
     assert "search_tools" in result.error and 'inspect_tool(name="t__work")' in result.error
     assert counter.calls["work"] == 0
@@ -195,7 +195,7 @@ async def test_schema_invalid_arguments_are_rejected_before_dispatch() -> None:
         FunctionToolSource("w", [FunctionTool(forecast, input_schema=CITY)])
     )
     results = await dispatcher.run_turn(
-        _calls(("w__forecast", {"city": 5}), ("w__forecast", {})), toolspace.new_session()
+        _calls(("w__forecast", {"city": 5}), ("w__forecast", {})), await toolspace.new_session()
     )
     assert [result.error_kind for result in results] == [ToolErrorKind.INVALID_ARGUMENTS] * 2
     assert "arguments.city: 5 is not of type 'string'" in results[0].error
@@ -211,7 +211,7 @@ async def test_a_raising_tool_becomes_a_tool_error() -> None:
         FunctionToolSource("t", [FunctionTool(explode, input_schema=ANY_ARGS)])
     )
     (result,) = await dispatcher.run_turn(
-        _calls(("t__explode", {"reason": "input"})), toolspace.new_session()
+        _calls(("t__explode", {"reason": "input"})), await toolspace.new_session()
     )
     assert result.error_kind is ToolErrorKind.TOOL_ERROR
     assert result.error == "ValueError: bad input"
@@ -222,7 +222,7 @@ async def test_a_tool_that_cancels_itself_is_reported_as_cancelled() -> None:
         raise asyncio.CancelledError
 
     dispatcher, toolspace = await _dispatcher(FunctionToolSource("t", [FunctionTool(give_up)]))
-    (result,) = await dispatcher.run_turn(_calls(("t__give_up", {})), toolspace.new_session())
+    (result,) = await dispatcher.run_turn(_calls(("t__give_up", {})), await toolspace.new_session())
     assert result.error_kind is ToolErrorKind.CANCELLED
 
 
@@ -236,7 +236,7 @@ async def test_unavailable_source_is_reported() -> None:
 
     source = MCPToolSource("mem", server)
     dispatcher, toolspace = await _dispatcher(source)
-    session = toolspace.new_session()
+    session = await toolspace.new_session()
     (ok,) = await dispatcher.run_turn(_calls(("mem__echo", {"text": "hi"})), session)
     assert ok.ok
     await source.aclose()
@@ -252,33 +252,32 @@ async def test_a_hanging_call_times_out() -> None:
     dispatcher, toolspace = await _dispatcher(
         FunctionToolSource("t", [FunctionTool(hang)]), call_timeout_s=0.05
     )
-    (result,) = await dispatcher.run_turn(_calls(("t__hang", {})), toolspace.new_session())
+    (result,) = await dispatcher.run_turn(_calls(("t__hang", {})), await toolspace.new_session())
     assert result.error_kind is ToolErrorKind.TIMEOUT
     assert result.error == "no result within 0.05 s"
 
 
 async def test_cancelling_the_turn_cancels_in_flight_calls() -> None:
-    started = asyncio.Event()
+    both_running = asyncio.Barrier(3)
     seen: list[str] = []
 
     async def hang(i: int) -> None:
         try:
-            started.set()
-            await asyncio.sleep(3600)
+            await both_running.wait()
+            await asyncio.Event().wait()
         except asyncio.CancelledError:
             seen.append(f"cancelled {i}")
             raise
 
     dispatcher, toolspace = await _dispatcher(
-        FunctionToolSource("t", [FunctionTool(hang, input_schema=ANY_ARGS)])
+        FunctionToolSource("t", [FunctionTool(hang, input_schema=ANY_ARGS)]), call_timeout_s=10
     )
     turn = asyncio.create_task(
         dispatcher.run_turn(
-            _calls(("t__hang", {"i": 0}), ("t__hang", {"i": 1})), toolspace.new_session()
+            _calls(("t__hang", {"i": 0}), ("t__hang", {"i": 1})), await toolspace.new_session()
         )
     )
-    await started.wait()
-    await asyncio.sleep(0)
+    await both_running.wait()
     turn.cancel()
     with pytest.raises(asyncio.CancelledError):
         await turn
@@ -320,7 +319,7 @@ async def test_only_read_only_or_idempotent_tools_are_retried_on_transient_error
     attempts: list[int] = []
     source = FunctionToolSource("t", [_flaky(1, error, annotations, attempts)])
     dispatcher, toolspace = await _dispatcher(source, retry_backoff_s=0.001, dedup=False)
-    (result,) = await dispatcher.run_turn(_calls(("t__flaky", {})), toolspace.new_session())
+    (result,) = await dispatcher.run_turn(_calls(("t__flaky", {})), await toolspace.new_session())
     assert len(attempts) == expected_attempts
     assert result.ok is ok
     if not ok:
@@ -339,7 +338,7 @@ async def test_a_read_only_call_that_keeps_timing_out_is_retried_then_reported()
     dispatcher, toolspace = await _dispatcher(
         source, call_timeout_s=0.02, read_only_retries=2, retry_backoff_s=0.001
     )
-    (result,) = await dispatcher.run_turn(_calls(("t__slow", {})), toolspace.new_session())
+    (result,) = await dispatcher.run_turn(_calls(("t__slow", {})), await toolspace.new_session())
     assert len(attempts) == 3
     assert result.error_kind is ToolErrorKind.TIMEOUT
     assert result.error.endswith("(after 3 attempts)")
@@ -388,7 +387,7 @@ async def test_identical_read_only_calls_run_once_per_turn_and_are_cached_across
         "t", [counter.tool("t", "read", annotations=READ_ONLY), counter.tool("t", "write")]
     )
     dispatcher, toolspace = await _dispatcher(source)
-    session = toolspace.new_session()
+    session = await toolspace.new_session()
     turn = _calls(
         ("t__read", {"q": 1}),
         ("t__read", {"q": 1}),
@@ -416,7 +415,7 @@ async def test_identical_read_only_calls_run_once_per_turn_and_are_cached_across
     )
     assert not again[1].cached
 
-    fresh = await dispatcher.run_turn(_calls(("t__read", {"q": 2})), toolspace.new_session())
+    fresh = await dispatcher.run_turn(_calls(("t__read", {"q": 2})), await toolspace.new_session())
     assert not fresh[0].cached and counter.calls["read"] == 3
 
 
@@ -425,14 +424,14 @@ async def test_dedup_can_be_switched_off_and_failures_are_not_cached() -> None:
     dispatcher, toolspace = await _dispatcher(
         FunctionToolSource("t", [counter.tool("t", "read", annotations=READ_ONLY)]), dedup=False
     )
-    session = toolspace.new_session()
+    session = await toolspace.new_session()
     await dispatcher.run_turn(_calls(("t__read", {}), ("t__read", {})), session)
     assert counter.calls["read"] == 2
 
     attempts: list[int] = []
     source = FunctionToolSource("f", [_flaky(2, ValueError("once"), READ_ONLY, attempts)])
     dispatcher, toolspace = await _dispatcher(source)
-    session = toolspace.new_session()
+    session = await toolspace.new_session()
     first = await dispatcher.run_turn(_calls(("f__flaky", {})), session)
     second = await dispatcher.run_turn(_calls(("f__flaky", {})), session)
     third = await dispatcher.run_turn(_calls(("f__flaky", {})), session)
@@ -447,7 +446,7 @@ async def test_oversized_results_are_truncated_to_json_safe_previews(payload: An
     dispatcher, toolspace = await _dispatcher(
         FunctionToolSource("t", [FunctionTool(lambda: payload, name="big")]), max_result_chars=300
     )
-    (result,) = await dispatcher.run_turn(_calls(("t__big", {})), toolspace.new_session())
+    (result,) = await dispatcher.run_turn(_calls(("t__big", {})), await toolspace.new_session())
     assert result.ok and result.truncated
     assert result.content["truncated"] is True
     assert result.content["original_chars"] == len(json.dumps(payload, ensure_ascii=False))
@@ -467,7 +466,7 @@ async def test_small_results_pass_unchanged_and_non_json_values_become_json() ->
     ]
     dispatcher, toolspace = await _dispatcher(FunctionToolSource("t", tools))
     small, odd = await dispatcher.run_turn(
-        _calls(("t__small", {}), ("t__odd", {})), toolspace.new_session()
+        _calls(("t__small", {}), ("t__odd", {})), await toolspace.new_session()
     )
     assert small.content == {"a": [1, 2]} and not small.truncated
     assert odd.content == {"p": "Point(1, 2)"} and not odd.truncated
@@ -484,7 +483,7 @@ async def test_search_tools_loads_found_tools_for_later_turns() -> None:
         FunctionTool(lambda: "ok", name="restart_server", description="Restart a server"),
     ]
     dispatcher, toolspace = await _dispatcher(FunctionToolSource("w", tools), preload=False)
-    session = toolspace.new_session()
+    session = await toolspace.new_session()
     assert session.loaded == set()
     (found,) = await dispatcher.run_turn(
         _calls(("search_tools", {"query": "weather forecast", "top_k": 1})), session
@@ -516,7 +515,7 @@ async def test_inspect_tool_returns_the_schema_and_loads_the_tool() -> None:
         )
     ]
     dispatcher, toolspace = await _dispatcher(FunctionToolSource("w", tools), preload=False)
-    session = toolspace.new_session()
+    session = await toolspace.new_session()
     inspected, missing = await dispatcher.run_turn(
         _calls(("inspect_tool", {"name": "w__forecast"}), ("inspect_tool", {"name": "w__forcast"})),
         session,
@@ -539,7 +538,7 @@ async def test_meta_tool_arguments_are_validated() -> None:
             ("search_tools", {}),
             ("inspect_tool", {"name": 3}),
         ),
-        toolspace.new_session(),
+        await toolspace.new_session(),
     )
     assert [result.error_kind for result in results] == [ToolErrorKind.INVALID_ARGUMENTS] * 3
     assert "arguments.top_k: 50 is greater than the maximum of 20" in results[0].error
@@ -562,7 +561,7 @@ async def test_a_turn_mixing_every_failure_never_raises() -> None:
         ("search_tools", {"query": "forecast"}),
         ("t__boom", {}),
     )
-    results = await dispatcher.run_turn(calls, toolspace.new_session())
+    results = await dispatcher.run_turn(calls, await toolspace.new_session())
     assert [result.error_kind for result in results] == [
         ToolErrorKind.TOOL_ERROR,
         ToolErrorKind.UNKNOWN_TOOL,
@@ -576,7 +575,7 @@ async def test_a_turn_mixing_every_failure_never_raises() -> None:
 
 async def test_empty_turn_returns_no_results() -> None:
     dispatcher, toolspace = await _dispatcher(FunctionToolSource("t", []))
-    assert await dispatcher.run_turn([], toolspace.new_session()) == []
+    assert await dispatcher.run_turn([], await toolspace.new_session()) == []
 
 
 @pytest.mark.parametrize(
@@ -596,13 +595,18 @@ def test_config_rejects_unusable_values(bad: dict[str, Any]) -> None:
 
 
 async def test_time_spent_queueing_for_a_slot_does_not_count_towards_the_timeout() -> None:
-    async def work(i: int) -> int:
-        await asyncio.sleep(0.2)
-        return i
+    async def hold() -> None:
+        await asyncio.Event().wait()  # never set: holds the source's one slot until timed out
 
-    source = FunctionToolSource("t", [FunctionTool(work, input_schema=ANY_ARGS)])
-    dispatcher, toolspace = await _dispatcher(source, per_source_concurrency=1, call_timeout_s=0.5)
+    async def answer() -> str:
+        return "answered"  # never yields: it cannot time out once it holds the slot
+
+    source = FunctionToolSource("t", [FunctionTool(hold), FunctionTool(answer)])
+    dispatcher, toolspace = await _dispatcher(source, per_source_concurrency=1, call_timeout_s=0.05)
+    # The last call queues for two whole timeouts behind the holders.
     results = await dispatcher.run_turn(
-        _calls(*[("t__work", {"i": i}) for i in range(4)]), toolspace.new_session()
+        _calls(("t__hold", {}), ("t__hold", {}), ("t__answer", {})),
+        await toolspace.new_session(),
     )
-    assert [result.content for result in results] == [0, 1, 2, 3]
+    assert [result.error_kind for result in results] == [ToolErrorKind.TIMEOUT] * 2 + [None]
+    assert results[2].content == "answered"

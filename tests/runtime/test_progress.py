@@ -73,7 +73,14 @@ async def test_any_source_can_report_progress_for_the_call_it_serves() -> None:
 
 
 async def test_reporting_outside_a_dispatched_call_goes_nowhere() -> None:
-    await report_progress(1, 2, "nobody listens")
+    heard: list[tuple[float, float | None, str | None]] = []
+    assert current_reporter() is None
+    await report_progress(1, 2, "before")
+    with reporting_to(lambda *update: heard.append(update)):
+        await report_progress(1, 2, "inside")
+    assert current_reporter() is None
+    await report_progress(2, 2, "after")
+    assert heard == [(1, 2, "inside")]
 
 
 def test_progress_labels_without_a_usable_total() -> None:

@@ -1,4 +1,4 @@
-"""Toolspace: name table, routing, duplicates, validation, sessions, sources coming and going."""
+"""Toolspace: name table, routing, duplicates, sessions, sources coming and going."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from paraagent_runtime.actions import META_TOOLS
 from paraagent_runtime.errors import UnknownToolError, UserError
 from paraagent_runtime.mcp.config import MCPServerConfig
 from paraagent_runtime.mcp.source import MCPToolSource
-from paraagent_runtime.meta import META_TOOL_SPECS
 from paraagent_runtime.sources import FunctionTool, FunctionToolSource
 from paraagent_runtime.toolspace import ToolSession, Toolspace
 
@@ -92,65 +91,22 @@ def test_two_sources_with_one_name_are_rejected() -> None:
         Toolspace([FunctionToolSource("x", []), FunctionToolSource("x", [])])
 
 
-async def test_validate_arguments_names_path_and_problem() -> None:
-    schema = {
-        "type": "object",
-        "properties": {
-            "city": {"type": "string"},
-            "days": {"type": "array", "items": {"type": "integer", "minimum": 1}},
-        },
-        "required": ["city"],
-        "additionalProperties": False,
-    }
-    toolspace = await _toolspace(FunctionToolSource("w", [_tool("forecast", schema=schema)]))
-
-    assert toolspace.validate_arguments("w__forecast", {"city": "Oslo", "days": [1, 2]}) is None
-    message = toolspace.validate_arguments("w__forecast", {"city": "Oslo", "days": [1, 0]})
-    assert message == "arguments.days[1]: 0 is less than the minimum of 1"
-    message = toolspace.validate_arguments("w__forecast", {"days": "x", "extra": 1})
-    assert "arguments: 'city' is a required property" in message
-    assert "arguments.days: 'x' is not of type 'array'" in message
-    assert "'extra' was unexpected" in message
-
-
-async def test_validate_arguments_covers_meta_tools_and_rejects_unknown_names() -> None:
-    toolspace = await _toolspace(FunctionToolSource("w", [_tool("forecast")]))
-    assert toolspace.validate_arguments("search_tools", {"query": "weather"}) is None
-    assert "21 is greater than the maximum of 20" in toolspace.validate_arguments(
-        "search_tools", {"query": "weather", "top_k": 21}
-    )
-    with pytest.raises(UnknownToolError, match="w__forecast"):
-        toolspace.validate_arguments("w__forcast", {})
-
-
-async def test_compiled_validators_are_cached_per_tool_until_refresh() -> None:
-    toolspace = await _toolspace(FunctionToolSource("w", [_tool("forecast", schema=CITY)]))
-    toolspace.validate_arguments("w__forecast", {"city": "a"})
-    first = toolspace._validators["w__forecast"]
-    toolspace.validate_arguments("w__forecast", {"city": 1})
-    assert toolspace._validators["w__forecast"] is first
-    await toolspace.refresh()
-    assert "w__forecast" not in toolspace._validators
-
-
-@pytest.mark.parametrize(
-    "schema",
-    [
-        {"type": "object", "properties": {"x": {"type": 12}}},
-        {"type": "object", "properties": {"x": {"$ref": "#/definitions/missing"}}},
-    ],
-    ids=["invalid-schema", "unresolvable-ref"],
-)
-async def test_broken_upstream_schema_is_not_validated_and_warns(
-    schema: dict, caplog: pytest.LogCaptureFixture
-) -> None:
-    toolspace = await _toolspace(FunctionToolSource("w", [_tool("broken", "ok", schema=schema)]))
-    with caplog.at_level(logging.WARNING, logger="paraagent_runtime.toolspace"):
-        assert toolspace.validate_arguments("w__broken", {"x": 1}) is None
-        assert toolspace.validate_arguments("w__broken", {"x": 2}) is None
-    warnings = [record for record in caplog.records if "not validating" in record.message]
-    assert len(warnings) == 1
-    assert (await toolspace.call("w__broken", {"x": 1}))["result"] == "ok"
+async def test_a_session_routes_its_meta_tools_always_and_toolspace_tools_once_loaded() -> None:
+    source = FunctionToolSource("w", [_tool("forecast", schema=CITY)])
+    toolspace = await _toolspace(source, preload_threshold=0)
+    session = await toolspace.new_session()
+    assert [spec.name for spec in session.tools] == ["search_tools", "inspect_tool"]
+    assert session.route("search_tools").source.name == ""
+    assert session.route("w__forecast") is None
+    assert session.get("w__forecast").id == "w/forecast"
+    session.load(["w__forecast"])
+    route = session.route("w__forecast")
+    assert route.source is source and route.spec.tool == "forecast"
+    assert [spec.name for spec in session.tools] == ["search_tools", "inspect_tool", "w__forecast"]
+    assert [spec.name for spec in session.loaded_tools] == ["w__forecast"]
+    assert session.route("nope") is None and session.get("nope") is None
+    assert session.suggest("search_tool")[0] == "search_tools"
+    assert "search_tools" not in toolspace.suggest("search_tool")
 
 
 async def test_unknown_tool_call_raises_with_suggestions() -> None:
@@ -166,7 +122,6 @@ async def test_suggest_finds_typos_bare_names_and_ids() -> None:
     assert toolspace.suggest("weather__forcast")[0] == "weather__forecast"
     assert toolspace.suggest("forecast") == ["weather__forecast"]
     assert toolspace.suggest("weather/alerts") == ["weather__alerts"]
-    assert toolspace.suggest("search_tool")[0] == "search_tools"
     assert toolspace.suggest("zzzz") == []
     assert "search_tools" in toolspace.unknown_tool_message("zzzz")
 
@@ -175,13 +130,13 @@ async def test_suggest_finds_typos_bare_names_and_ids() -> None:
 async def test_new_session_preloads_small_toolspaces(threshold: int, preloaded: bool) -> None:
     source = FunctionToolSource("s", [_tool("a"), _tool("b"), _tool("c")])
     toolspace = await _toolspace(source, preload_threshold=threshold)
-    session = toolspace.new_session()
+    session = await toolspace.new_session()
     assert session.loaded == ({"s__a", "s__b", "s__c"} if preloaded else set())
-    assert session is not toolspace.new_session()
+    assert session is not await toolspace.new_session()
 
 
-def test_session_loads_names() -> None:
-    session = ToolSession()
+async def test_session_loads_names() -> None:
+    session = ToolSession(await _toolspace())
     assert not session.is_loaded("x")
     session.load(iter(["x", "y"]))
     session.load(["x"])
@@ -245,9 +200,10 @@ async def test_aclose_closes_every_source() -> None:
     assert not memory.connected
 
 
-def test_meta_tool_specs_match_the_grammar() -> None:
-    assert {spec.name for spec in META_TOOL_SPECS} == set(META_TOOLS)
-    assert all(spec.annotations.read_only for spec in META_TOOL_SPECS)
+async def test_meta_tools_are_the_grammars_and_read_only() -> None:
+    session = await (await _toolspace(preload_threshold=0)).new_session()
+    assert {spec.name for spec in session.tools} == META_TOOLS
+    assert all(spec.annotations.read_only for spec in session.tools)
 
 
 async def test_suggest_in_a_large_toolspace_uses_the_word_shortlist() -> None:

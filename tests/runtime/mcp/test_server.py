@@ -88,7 +88,7 @@ async def test_gateway_search_and_call() -> None:
             ToolExecutionError, match="unknown tool 'demo__ad'. Did you mean: demo__add"
         ):
             await front.call_tool("call_tool", {"name": "demo__ad", "arguments": {}})
-        with pytest.raises(ToolExecutionError, match="demo__add: invalid arguments"):
+        with pytest.raises(ToolExecutionError, match="invalid arguments for demo__add"):
             await front.call_tool("call_tool", {"name": "demo__add", "arguments": {"a": "x"}})
         with pytest.raises(ToolExecutionError, match="demo__fail: .*it broke"):
             await front.call_tool(
