@@ -1,9 +1,9 @@
 """The ``paraagent`` command line: the composition root that wires runtime, ToolEnv and the rest.
 
-Misuse never ends in a traceback: a usage error is the usage line and one ``error:`` line
-(exit 2), a library error (:class:`paraagent_runtime.errors.ParaAgentError`) one ``error:``
-line (2 for :class:`~paraagent_runtime.errors.UserError`, else 1), Ctrl-C exit 130. Sub-apps
-load lazily (:mod:`paraagent_runtime.cli.lazy`), so ``--help`` imports no heavy dependency.
+Misuse never ends in a traceback: a usage error is one ``error:`` line naming the command's
+``--help`` (exit 2), a library error (:class:`paraagent_runtime.errors.ParaAgentError`) one
+``error:`` line (2 for :class:`~paraagent_runtime.errors.UserError`, else 1), Ctrl-C exit 130.
+Sub-apps load lazily (:mod:`paraagent_runtime.cli.lazy`), so ``--help`` imports nothing heavy.
 """
 
 from __future__ import annotations
@@ -58,11 +58,8 @@ def _error_line(message: str) -> None:
 
 
 def _usage_error(exc: UsageError) -> None:
-    if exc.ctx is None:
-        _error_line(exc.format_message())
-        return
-    typer.echo(exc.ctx.get_usage(), err=True)
-    _error_line(f"{exc.format_message().rstrip('.')} (see '{exc.ctx.command_path} --help')")
+    hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+    _error_line(f"{exc.format_message().rstrip('.')}{hint}")
 
 
 if __name__ == "__main__":  # pragma: no cover

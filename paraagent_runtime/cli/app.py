@@ -43,7 +43,7 @@ app = typer.Typer(
     cls=lazy_group(
         {
             "serve-model": LazyCommand(
-                "paraagent_runtime.policy.server:serve_model_command",
+                "paraagent_runtime.cli.serve_model_command:serve_model_command",
                 "Serve a local model over an OpenAI-compatible chat-completions API.",
             ),
             "chat": LazyCommand(

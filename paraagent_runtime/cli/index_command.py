@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import UserError
+from ..retrieval.config import SearchMode
 from .tool_catalogs import ToolCatalog, catalog_label, resolve_catalog
 
 if TYPE_CHECKING:
@@ -250,13 +251,17 @@ def build_command(
 @index_app.command("search")
 def search_command(
     query: Annotated[str, typer.Argument(help="What the wanted tool should do.")],
-    top_k: Annotated[int, typer.Option("--top-k", "-k", help="Number of results.")] = 5,
-    mode: Annotated[str, typer.Option("--mode", help="bm25, dense or hybrid.")] = "hybrid",
+    top_k: Annotated[int, typer.Option("--top-k", "-k", min=1, help="Number of results.")] = 5,
+    retriever: Annotated[
+        SearchMode,
+        typer.Option("--retriever", "-r", help="Keyword (bm25), embedding (dense) or both."),
+    ] = SearchMode.HYBRID,
     catalog: CatalogOption = "builtin",
     model: ModelOption = None,
     index_dir: IndexDirOption = None,
 ) -> None:
     """Search a built index and print the best tools as a table."""
+    mode = retriever.value
     check_query(query, top_k, mode)
     require_built(catalog_label(catalog), model=model, index_dir=index_dir)
     started = time.perf_counter()

@@ -16,16 +16,15 @@ import logging
 import time
 import uuid
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, Protocol, Self, runtime_checkable
+from typing import Any, Literal, Protocol, Self, runtime_checkable
 
-import typer
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import ConfigError, ModelAPIError
+from ..errors import ModelAPIError
 from .base import Completion, Message, Policy, SamplingParams
 
-__all__ = ["ModelServer", "TokenTexts", "create_app", "serve", "serve_model_command"]
+__all__ = ["ModelServer", "TokenTexts", "create_app", "serve"]
 
 logger = logging.getLogger(__name__)
 
@@ -355,39 +354,3 @@ async def serve(
             await asyncio.Event().wait()
     finally:
         await policy.aclose()
-
-
-def serve_model_command(
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model",
-            "-m",
-            help="policy spec: local, local:<dir>, vllm:<model>, scripted:<file.jsonl>",
-        ),
-    ] = "paraagent",
-    host: Annotated[str, typer.Option("--host", help="interface to bind")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", "-p", help="port to listen on")] = 8000,
-    name: Annotated[
-        str | None, typer.Option("--name", help="served model name (default: from the model)")
-    ] = None,
-    adapter: Annotated[
-        str | None, typer.Option("--adapter", help="LoRA adapter directory (local models)")
-    ] = None,
-    device: Annotated[
-        str | None, typer.Option("--device", help="cpu, cuda, cuda:1… (local models)")
-    ] = None,
-) -> None:
-    """Serve a model over an OpenAI-compatible chat-completions API (``paraagent serve-model``)."""
-    from . import policy_from_spec
-
-    local_options = {
-        key: value for key, value in (("adapter", adapter), ("device", device)) if value is not None
-    }
-    if local_options and not model.startswith(("local", "paraagent")):
-        raise ConfigError(f"--adapter/--device apply to local models only, not {model!r}")
-    policy = policy_from_spec(model, **local_options)
-    try:
-        asyncio.run(serve(policy, host, port, model_name=name))
-    except KeyboardInterrupt:
-        logger.info("serve-model stopped")

@@ -8,12 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from paraagent_runtime.cli import app, main
-from paraagent_runtime.cli.eval_retrieval import eval_retrieval_command, eval_retrieval_index_dir
-from paraagent_runtime.cli.index_command import index_app
+from paraagent_runtime.cli import main
+from paraagent_runtime.cli.eval_retrieval import eval_retrieval_index_dir
 from paraagent_runtime.cli.tool_catalogs import read_tool_specs, resolve_catalog
 from paraagent_runtime.errors import ConfigError, UserError
-from paraagent_runtime.retrieval.evaluate import app as eval_app
 from paraagent_runtime.tools import ToolSpec
 
 Cli = Callable[[list[str]], int]
@@ -21,15 +19,7 @@ Cli = Callable[[list[str]], int]
 
 @pytest.fixture(scope="module")
 def cli() -> Cli:
-    """``paraagent_runtime.cli.main`` with ``index`` and ``eval retrieval`` mounted.
-
-    The composition root (``cli/app.py``) mounts them; mounting here too keeps these tests
-    independent of that wiring's timing, and does nothing once it is in place.
-    """
-    if not any(group.name == "index" for group in app.registered_groups):
-        app.add_typer(index_app, name="index")
-    if not any(command.name == "retrieval" for command in eval_app.registered_commands):
-        eval_app.command("retrieval")(eval_retrieval_command)
+    """``paraagent_runtime.cli.main``, which mounts ``index`` and ``eval retrieval``."""
     return main
 
 
@@ -76,7 +66,7 @@ def test_rebuild_reuses_every_embedding(built, cli, capsys) -> None:
 def test_search_prints_the_relevant_tool_first(built, cli, capsys, query, mode, expected) -> None:
     root, _ = built
     capsys.readouterr()
-    code = cli(["index", "search", query, "--mode", mode, "-k", "3", "--index-dir", str(root)])
+    code = cli(["index", "search", query, "--retriever", mode, "-k", "3", "--index-dir", str(root)])
     assert code == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("│ 1 ")]
     assert len(rows) == 1 and expected in rows[0]
@@ -106,8 +96,8 @@ def test_search_over_a_jsonl_catalog(cli, tmp_path, capsys) -> None:
         (["index", "search", "weather", "--catalog", "nosuch.jsonl"], "unknown catalog"),
         (["index", "search", "   "], "empty query"),
         (["index", "search", ""], "empty query"),
-        (["index", "search", "weather", "--mode", "fuzzy"], "unknown search mode 'fuzzy'"),
-        (["index", "search", "weather", "--top-k", "0"], "--top-k must be >= 1"),
+        (["index", "search", "weather", "-r", "fuzzy"], "'fuzzy' is not one of 'bm25'"),
+        (["index", "search", "weather", "--top-k", "0"], "'--top-k' / '-k'"),
         (["eval", "retrieval", "--distractors", "nosuch"], "unknown catalog 'nosuch'"),
     ],
 )
@@ -171,7 +161,7 @@ def test_search_after_the_catalog_changed_re_embeds_instead_of_serving_stale_vec
     path.write_text("\n".join(tool.model_dump_json() for tool in (changed, other)))
     capsys.readouterr()
     argv = ["index", "search", "violin strings", "-c", str(path), "--index-dir", root]
-    assert cli([*argv, "--mode", "dense"]) == 0
+    assert cli([*argv, "--retriever", "dense"]) == 0
     first = capsys.readouterr().out.split("│ 1 ")[1].splitlines()[0]
     cells = [cell.strip() for cell in first.split("│")]
     assert cells[1] == "zoo/feed_penguins"
