@@ -3,8 +3,7 @@
 Fusion is tuned on a held-out *dev* part of the queries (a stable 30 % by query id) and reported
 on the remaining *test* part, so the hybrid numbers are not fitted to the queries they are
 measured on. Distractor tools (e.g. the ToolEnv catalog, wired by the CLI composition root) can
-be added to the pool. ``app`` is the ``paraagent eval`` group; the CLI mounts its commands
-(``retrieval`` from :mod:`paraagent_runtime.cli.eval_retrieval`).
+be added to the pool; ``paraagent eval retrieval`` is :mod:`paraagent_runtime.cli.eval_retrieval`.
 """
 
 from __future__ import annotations
@@ -18,8 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import typer
-
 from ..errors import MissingExtraError
 from ..plotting import pyplot, save_figure
 from ..tools import ToolSpec
@@ -28,7 +25,7 @@ from .fusion import FusionMethod, Ranking, fuse
 from .metrics import completeness_at_k, ndcg_at_k, recall_at_k
 from .stabletoolbench import RetrievalQuery, load_stabletoolbench
 
-__all__ = ["EvalReport", "app", "evaluate_retrieval", "write_report"]
+__all__ = ["EvalReport", "evaluate_retrieval", "write_report"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,14 +38,6 @@ TOOLOMNI_CONTEXT = {
 }
 _GRID_WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 _GRID_RRF_K = (5.0, 20.0, 60.0)
-
-app = typer.Typer(help="Evaluate tool retrieval.", no_args_is_help=True)
-
-
-@app.callback()
-def _group() -> None:
-    """Evaluation commands (mounted as ``paraagent eval``)."""
-
 
 @dataclass(frozen=True)
 class FusionChoice:
