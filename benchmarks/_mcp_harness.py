@@ -8,7 +8,7 @@ import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from paraagent_runtime.errors import MCPConnectionError
+from paraagent_runtime import MCPConnectionError
 from paraagent_runtime.mcp import MCPServerConfig, MCPToolSource
 
 __all__ = ["connected_source", "free_port"]

@@ -34,9 +34,9 @@ from rich.console import Console
 from rich.table import Table
 
 from mcp_servers.toolenv import ToolEnv, generate_tasks
-from paraagent_runtime.policy import Completion, Message, SamplingParams, TransformersPolicy
+from paraagent_runtime import Completion, Message, SamplingParams, Toolspace
+from paraagent_runtime.policy import TransformersPolicy
 from paraagent_runtime.prompts import system_prompt
-from paraagent_runtime.toolspace import Toolspace
 
 
 @dataclass(frozen=True)

@@ -37,12 +37,17 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from paraagent_runtime.retrieval import HybridToolSearch, RetrievalConfig, SentenceEncoder
+from paraagent_runtime import ToolSpec
+from paraagent_runtime.retrieval import (
+    EmbeddingStore,
+    HybridToolSearch,
+    RetrievalConfig,
+    SentenceEncoder,
+    tool_document,
+)
 from paraagent_runtime.retrieval.dense import DenseIndex
-from paraagent_runtime.retrieval.documents import doc_hash, tool_document
+from paraagent_runtime.retrieval.documents import doc_hash
 from paraagent_runtime.retrieval.stabletoolbench import load_stabletoolbench
-from paraagent_runtime.retrieval.store import EmbeddingStore
-from paraagent_runtime.tools import ToolSpec
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 _SLUG = re.compile(r"[^A-Za-z0-9]+")

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from paraagent_runtime.errors import ConfigError, ParaAgentError
+from paraagent_runtime import ConfigError, ParaAgentError
 
 from .cli_options import ConfigOption, SetOption, ShowFields
 
@@ -188,10 +188,8 @@ def eval_command(
     import torch
 
     from mcp_servers.toolenv import generate_tasks
-    from paraagent_runtime.modes import MODES
-    from paraagent_runtime.policy.transformers_local import TransformersPolicy
-    from paraagent_runtime.tasks import SPLITS
-    from paraagent_runtime.trajectory import TrajectoryWriter
+    from paraagent_runtime import MODES, SPLITS, TrajectoryWriter
+    from paraagent_runtime.policy import TransformersPolicy
 
     from .evaluate import (
         SUMMARY_COLUMNS,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from paraagent_runtime.errors import ConfigError
+from paraagent_runtime import ConfigError
 
 __all__ = [
     "config_to_dict",

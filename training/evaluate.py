@@ -20,11 +20,17 @@ from typing import Any
 from pydantic import BaseModel
 
 from mcp_servers.toolenv.evaluation import EpisodeMetrics, EvalConfig, evaluate_toolenv
-from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.modes import DEFAULT_MAX_TURNS
-from paraagent_runtime.policy.base import Policy, SamplingParams
-from paraagent_runtime.tasks import SPLITS, Task
-from paraagent_runtime.trajectory import Episode, TrajectoryWriter, read_episodes
+from paraagent_runtime import (
+    DEFAULT_MAX_TURNS,
+    SPLITS,
+    ConfigError,
+    Episode,
+    Policy,
+    SamplingParams,
+    Task,
+    TrajectoryWriter,
+    read_episodes,
+)
 
 __all__ = [
     "SUMMARY_COLUMNS",

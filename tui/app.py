@@ -23,21 +23,24 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Input
 
-from paraagent_runtime.agent import Agent, AgentConfig
-from paraagent_runtime.errors import ParaAgentError, UserError
-from paraagent_runtime.events import (
+from paraagent_runtime import (
+    MODES,
+    Agent,
+    AgentConfig,
     CallFinished,
+    Episode,
     EpisodeFinished,
     ErrorEvent,
+    ParaAgentError,
     PhaseEvent,
+    Policy,
+    ToolCall,
+    Toolspace,
+    ToolSpec,
     TurnFinished,
+    UserError,
 )
-from paraagent_runtime.mcp.source import ElicitationRequest, ElicitationResponse, MCPToolSource
-from paraagent_runtime.modes import MODES
-from paraagent_runtime.policy.base import Policy
-from paraagent_runtime.tools import ToolCall, ToolSpec
-from paraagent_runtime.toolspace import Toolspace
-from paraagent_runtime.trajectory import Episode
+from paraagent_runtime.mcp import ElicitationRequest, ElicitationResponse, MCPToolSource
 
 from .approval import (
     ApprovalDecision,

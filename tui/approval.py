@@ -17,11 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from paraagent_runtime.errors import ConfigError, ToolExecutionError
-from paraagent_runtime.naming import tool_id
-from paraagent_runtime.sources import ToolSource
-from paraagent_runtime.tools import ToolSpec
-from paraagent_runtime.toolspace import Toolspace
+from paraagent_runtime import (
+    ConfigError,
+    ToolExecutionError,
+    ToolSource,
+    Toolspace,
+    ToolSpec,
+    tool_id,
+)
 
 __all__ = [
     "ApprovalDecision",

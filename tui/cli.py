@@ -12,15 +12,13 @@ import typer
 from paraagent_runtime.cli import options
 
 if TYPE_CHECKING:
-    from paraagent_runtime.policy.base import Policy
-    from paraagent_runtime.sources import ToolSource
-    from paraagent_runtime.toolspace import Toolspace
+    from paraagent_runtime import Policy, ToolSource, Toolspace
 
 __all__ = ["chat_command"]
 
 
 def _policy_factory(base_url: str | None) -> Callable[[str], Policy]:
-    from paraagent_runtime.policy import policy_from_spec
+    from paraagent_runtime import policy_from_spec
 
     def build(spec: str) -> Policy:
         return policy_from_spec(spec, base_url=base_url)
@@ -29,8 +27,8 @@ def _policy_factory(base_url: str | None) -> Callable[[str], Policy]:
 
 
 def _toolspace(mcp_config: Path | None, toolenv: list[ToolSource]) -> Toolspace:
+    from paraagent_runtime import Toolspace
     from paraagent_runtime.search import default_tool_search, index_scope
-    from paraagent_runtime.toolspace import Toolspace
 
     if mcp_config is None:
         return Toolspace(toolenv, search=default_tool_search(index_scope(None)))
@@ -78,8 +76,7 @@ def chat_command(
 ) -> None:
     """Chat with the agent in a terminal UI: phases, parallel calls and their results, live."""
     # First, so that a missing `tui` extra is reported before a model loads.
-    from paraagent_runtime.agent import AgentConfig
-    from paraagent_runtime.errors import UserError
+    from paraagent_runtime import AgentConfig, UserError
 
     from .app import run_chat
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from paraagent_runtime.errors import UserError
-from paraagent_runtime.modes import MODES
+from paraagent_runtime import MODES, UserError
 
 __all__ = ["SLASH_COMMANDS", "SlashCommand", "help_markdown", "parse_slash"]
 

@@ -12,8 +12,7 @@ import time
 import uuid
 from pathlib import Path
 
-from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.trajectory import Episode, TrajectoryWriter, read_episodes
+from paraagent_runtime import ConfigError, Episode, TrajectoryWriter, read_episodes
 
 __all__ = ["ChatHistory", "default_history_dir"]
 

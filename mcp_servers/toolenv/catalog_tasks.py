@@ -36,8 +36,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.tasks import AnswerFact, PinnedResponse, Task
+from paraagent_runtime import AnswerFact, ConfigError, PinnedResponse, Task
 
 from .arguments import sample_arguments
 from .generic import canonical_arguments

@@ -17,7 +17,7 @@ The tree::
 
 from __future__ import annotations
 
-from paraagent_runtime.errors import ToolExecutionError
+from paraagent_runtime import ToolExecutionError
 
 __all__ = [
     "ToolEnvArgumentError",

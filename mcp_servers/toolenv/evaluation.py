@@ -30,19 +30,28 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from paraagent_runtime.actions import META_TOOLS
-from paraagent_runtime.agent import Agent, AgentConfig
-from paraagent_runtime.checker import check_answer
+from paraagent_runtime import (
+    DEFAULT_MAX_TURNS,
+    INSPECT_TOOL,
+    META_TOOLS,
+    MODES,
+    SEARCH_TOOLS,
+    SPLITS,
+    Agent,
+    AgentConfig,
+    AgentMode,
+    ConfigError,
+    Episode,
+    Policy,
+    SamplingParams,
+    Task,
+    Toolspace,
+    TrajectoryWriter,
+    check_answer,
+    model_facing_name,
+)
 from paraagent_runtime.concurrency import map_in_order
-from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.meta import INSPECT_TOOL, SEARCH_TOOLS
-from paraagent_runtime.modes import DEFAULT_MAX_TURNS, MODES, AgentMode
-from paraagent_runtime.naming import model_facing_name
 from paraagent_runtime.plotting import pyplot, save_figure
-from paraagent_runtime.policy.base import Policy, SamplingParams
-from paraagent_runtime.tasks import SPLITS, Task
-from paraagent_runtime.toolspace import Toolspace
-from paraagent_runtime.trajectory import Episode, TrajectoryWriter
 
 from .catalog_tasks import catalog_task_env, generate_catalog_tasks
 from .generic import canonical_arguments

@@ -29,8 +29,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from referencing.exceptions import Unresolvable
 
-from paraagent_runtime.errors import ConfigError, ModelAPIError
-from paraagent_runtime.policy.base import Message, Policy, SamplingParams
+from paraagent_runtime import ConfigError, Message, ModelAPIError, Policy, SamplingParams
 
 from .generic import canonical_arguments, generate_response
 from .records import ToolRecord

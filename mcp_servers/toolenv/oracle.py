@@ -20,14 +20,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from paraagent_runtime import (
+    DEFAULT_MODE,
+    INSPECT_TOOL,
+    MODES,
+    SEARCH_TOOLS,
+    AgentMode,
+    ConfigError,
+    Message,
+    Task,
+    model_facing_name,
+    resolve_binding,
+    resolve_path,
+)
 from paraagent_runtime.actions import parse_observations, parse_turn
-from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.meta import INSPECT_TOOL, SEARCH_TOOLS
-from paraagent_runtime.modes import DEFAULT_MODE, MODES, AgentMode
-from paraagent_runtime.naming import model_facing_name
-from paraagent_runtime.policy.base import Message
-from paraagent_runtime.policy.scripted import ScriptedPolicy
-from paraagent_runtime.tasks import Task, resolve_binding, resolve_path
+from paraagent_runtime.policy import ScriptedPolicy
 
 from .builtin import builtin_records
 from .records import ToolRecord

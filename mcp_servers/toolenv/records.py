@@ -6,8 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from paraagent_runtime.naming import tool_id
-from paraagent_runtime.tools import ToolAnnotations, ToolSpec
+from paraagent_runtime import ToolAnnotations, ToolSpec, tool_id
 
 __all__ = ["ToolRecord"]
 

@@ -14,7 +14,7 @@ from typing import Annotated
 import anyio
 import typer
 
-from paraagent_runtime.errors import ConfigError
+from paraagent_runtime import ConfigError
 
 from .builtin import builtin_records
 from .records import ToolRecord

@@ -36,9 +36,8 @@ from mcp_types import (
 from mcp_types import Tool as MCPTool
 from mcp_types import ToolAnnotations as MCPToolAnnotations
 
+from paraagent_runtime import SEARCH_TOOLS, model_facing_name
 from paraagent_runtime.keyword_search import KeywordToolSearch
-from paraagent_runtime.meta import SEARCH_TOOLS
-from paraagent_runtime.naming import model_facing_name
 
 from .errors import ToolEnvError
 from .records import ToolRecord

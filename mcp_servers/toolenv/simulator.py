@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from paraagent_runtime.naming import tool_id
-from paraagent_runtime.tasks import PinnedResponse
+from paraagent_runtime import PinnedResponse, tool_id
 
 from .builtin import Handler, builtin_handlers
 from .errors import (

@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from paraagent_runtime.sources import ToolSource
-from paraagent_runtime.tasks import PinnedResponse, Task
-from paraagent_runtime.tools import ToolSpec
+from paraagent_runtime import PinnedResponse, Task, ToolSource, ToolSpec
 
 from .builtin import Handler, builtin_records
 from .records import ToolRecord

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import date, timedelta
 from typing import Any
 
-from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.tasks import AnswerFact, GoldCall, Group, Task, resolve_binding, resolve_path
+from paraagent_runtime import AnswerFact, ConfigError, GoldCall, Task, resolve_binding, resolve_path
+from paraagent_runtime.tasks import Group
 
 from .builtin import builtin_records
 from .geo import CITIES

@@ -31,7 +31,7 @@ from typing import Literal
 
 import torch
 
-from paraagent_runtime.errors import ConfigError
+from paraagent_runtime import ConfigError
 from training.config import option
 
 from .rewards import EpisodeRewards

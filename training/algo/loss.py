@@ -23,7 +23,7 @@ from typing import Literal
 
 import torch
 
-from paraagent_runtime.errors import ConfigError
+from paraagent_runtime import ConfigError
 
 __all__ = [
     "Aggregation",

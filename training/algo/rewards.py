@@ -26,14 +26,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from paraagent_runtime.actions import META_TOOLS, infer_phase
-from paraagent_runtime.checker import check_answer
-from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.meta import SEARCH_TOOLS
-from paraagent_runtime.naming import model_facing_name
-from paraagent_runtime.tasks import GoldCall, Task, resolve_binding
-from paraagent_runtime.tools import ToolResult
-from paraagent_runtime.trajectory import Episode, TurnRecord
+from paraagent_runtime import (
+    META_TOOLS,
+    SEARCH_TOOLS,
+    ConfigError,
+    Episode,
+    GoldCall,
+    Task,
+    ToolResult,
+    TurnRecord,
+    check_answer,
+    model_facing_name,
+    resolve_binding,
+)
+from paraagent_runtime.actions import infer_phase
 from training.config import option
 
 __all__ = [

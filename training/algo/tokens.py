@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.trajectory import Episode
+from paraagent_runtime import ConfigError, Episode
 
 __all__ = ["TokenBatch", "TokenRow", "collate", "episode_rows"]
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.modes import DEMO_MAX_TURNS, MODES
+from paraagent_runtime import DEMO_MAX_TURNS, MODES, ConfigError
 
 from ..config import option
 

@@ -13,9 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from mcp_servers.toolenv import ToolEnv, generate_tasks
-from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.policy.base import Message
-from paraagent_runtime.tasks import Task
+from paraagent_runtime import ConfigError, Message, Task
 
 from ..config import config_to_dict
 from .card import write_card

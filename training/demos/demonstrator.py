@@ -16,14 +16,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_servers.toolenv import ToolEnv
+from paraagent_runtime import (
+    DEFAULT_MODE,
+    DEMO_MAX_TURNS,
+    Agent,
+    AgentConfig,
+    Completion,
+    Episode,
+    Message,
+    Policy,
+    SamplingParams,
+    Task,
+    ToolCall,
+    Toolspace,
+    ToolSpec,
+)
 from paraagent_runtime.actions import Turn, parse_observations, render_turn
-from paraagent_runtime.agent import Agent, AgentConfig
-from paraagent_runtime.modes import DEFAULT_MODE, DEMO_MAX_TURNS
-from paraagent_runtime.policy.base import Completion, Message, Policy, SamplingParams, TextCallback
-from paraagent_runtime.tasks import Task
-from paraagent_runtime.tools import ToolCall, ToolSpec
-from paraagent_runtime.toolspace import Toolspace
-from paraagent_runtime.trajectory import Episode
+from paraagent_runtime.policy import TextCallback
 
 from .roles import (
     DemoAbort,

@@ -9,12 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from paraagent_runtime.actions import META_TOOLS, Turn, parse_turn
-from paraagent_runtime.checker import check_answer
-from paraagent_runtime.naming import model_facing_name
-from paraagent_runtime.policy.base import Message
-from paraagent_runtime.tasks import Task
-from paraagent_runtime.tools import ToolCall
+from paraagent_runtime import META_TOOLS, Message, Task, ToolCall, check_answer, model_facing_name
+from paraagent_runtime.actions import Turn, parse_turn
 
 __all__ = [
     "FilterLimits",

@@ -16,11 +16,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from paraagent_runtime.checker import check_answer
-from paraagent_runtime.errors import RunError
-from paraagent_runtime.naming import model_facing_name
-from paraagent_runtime.tasks import GoldCall, Task, resolve_binding, resolve_path
-from paraagent_runtime.tools import ToolSpec
+from paraagent_runtime import (
+    GoldCall,
+    RunError,
+    Task,
+    ToolSpec,
+    check_answer,
+    model_facing_name,
+    resolve_binding,
+    resolve_path,
+)
 
 __all__ = [
     "DemoAbort",

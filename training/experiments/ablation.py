@@ -25,8 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.tasks import Task
+from paraagent_runtime import ConfigError, Task
 from training.rl.config import RLConfig
 from training.rl.trainer import METRICS, RLTrainer
 

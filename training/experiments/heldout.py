@@ -24,8 +24,7 @@ from pydantic import BaseModel
 
 from mcp_servers.toolenv import generate_tasks
 from mcp_servers.toolenv.evaluation import EpisodeMetrics
-from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.tasks import Task
+from paraagent_runtime import ConfigError, Task
 from training.evaluate import check_eval_decoding, read_metrics
 from training.rl.config import RLConfig
 

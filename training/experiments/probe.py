@@ -18,8 +18,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.trajectory import read_episodes
+from paraagent_runtime import ConfigError, read_episodes
 from training.rl.config import RLConfig
 from training.rl.trainer import RLTrainer
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from paraagent_runtime.errors import ConfigError, ParaAgentError
+from paraagent_runtime import ConfigError, ParaAgentError
 from training.cli_options import SetOption
 
 if TYPE_CHECKING:

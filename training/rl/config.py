@@ -9,9 +9,7 @@ from typing import Any, Literal
 
 from mcp_servers.toolenv import generate_tasks
 from mcp_servers.toolenv.tasks import check_families
-from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.modes import DEFAULT_MAX_TURNS
-from paraagent_runtime.tasks import Task, load_tasks
+from paraagent_runtime import DEFAULT_MAX_TURNS, ConfigError, Task, load_tasks
 from training.algo.advantages import AdvantageConfig
 from training.algo.loss import Aggregation
 from training.algo.rewards import RewardConfig

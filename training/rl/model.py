@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Literal
 
 import torch
 
-from paraagent_runtime.errors import ConfigError, UserError
-from paraagent_runtime.policy.transformers_local import TransformersPolicy, quiet_peft
+from paraagent_runtime import ConfigError, UserError
+from paraagent_runtime.policy import TransformersPolicy
+from paraagent_runtime.policy.transformers_local import quiet_peft
 
 if TYPE_CHECKING:
     from .config import RLConfig

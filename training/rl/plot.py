@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from paraagent_runtime.errors import ConfigError
+from paraagent_runtime import ConfigError
 from paraagent_runtime.plotting import pyplot, save_figure
 
 __all__ = ["plot_curves"]

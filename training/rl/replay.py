@@ -11,8 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.trajectory import Episode
+from paraagent_runtime import ConfigError, Episode
 from training.algo.tokens import episode_rows
 from training.evaluate import read_evaluated
 

@@ -24,8 +24,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from paraagent_runtime.errors import ModelAPIError
-from paraagent_runtime.policy.base import Policy
+from paraagent_runtime import ModelAPIError, Policy
 
 if TYPE_CHECKING:
     from .config import RLConfig
@@ -99,7 +98,7 @@ class VLLMColocated:
     """
 
     def __init__(self, config: RLConfig, base_model: str) -> None:
-        from paraagent_runtime.policy.vllm_local import VLLMPolicy
+        from paraagent_runtime.policy import VLLMPolicy
 
         extra: dict[str, str] = {}
         if int(os.environ.get("WORLD_SIZE", "1")) > 1:
@@ -135,7 +134,7 @@ class VLLMServer:
     """
 
     def __init__(self, config: RLConfig) -> None:
-        from paraagent_runtime.policy.openai_http import OpenAICompatiblePolicy
+        from paraagent_runtime.policy import OpenAICompatiblePolicy
 
         assert config.vllm_server_url is not None and config.vllm_server_model is not None
         self._http = OpenAICompatiblePolicy(

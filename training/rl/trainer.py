@@ -41,13 +41,18 @@ import torch
 
 from mcp_servers.toolenv import ToolEnv
 from mcp_servers.toolenv.evaluation import EpisodeMetrics
-from paraagent_runtime.agent import Agent, AgentConfig
+from paraagent_runtime import (
+    Agent,
+    AgentConfig,
+    ConfigError,
+    Episode,
+    Policy,
+    SamplingParams,
+    Task,
+    Toolspace,
+    TrajectoryWriter,
+)
 from paraagent_runtime.concurrency import map_in_order
-from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.policy.base import Policy, SamplingParams
-from paraagent_runtime.tasks import Task
-from paraagent_runtime.toolspace import Toolspace
-from paraagent_runtime.trajectory import Episode, TrajectoryWriter
 from training.algo import (
     EpisodeRewards,
     GradientNoise,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from paraagent_runtime.errors import ConfigError
+from paraagent_runtime import ConfigError
 
 from ..config import option
 

@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.policy.base import Message
+from paraagent_runtime import ConfigError, Message
 
 from ..demos.dataset import Demo
 

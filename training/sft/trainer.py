@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paraagent_runtime.errors import ConfigError, UserError
-from paraagent_runtime.policy.transformers_local import TransformersPolicy
+from paraagent_runtime import ConfigError, UserError
+from paraagent_runtime.policy import TransformersPolicy
 
 from ..config import config_to_dict, save_config
 from ..demos.dataset import load_demos

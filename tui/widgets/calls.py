@@ -11,8 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Collapsible, Static
 
-from paraagent_runtime.actions import META_TOOLS
-from paraagent_runtime.tools import ToolCall, ToolErrorKind, ToolResult
+from paraagent_runtime import META_TOOLS, ToolCall, ToolErrorKind, ToolResult
 
 from ..render import format_latency, summarize_arguments, timings_shown
 

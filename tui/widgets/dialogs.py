@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
-from paraagent_runtime.mcp.source import ElicitationRequest, ElicitationResponse
+from paraagent_runtime.mcp import ElicitationRequest, ElicitationResponse
 
 from ..approval import ApprovalDecision, ApprovalRequest
 

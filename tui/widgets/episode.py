@@ -8,21 +8,23 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Markdown, Static
 
-from paraagent_runtime.events import (
+from paraagent_runtime import (
     AgentEvent,
     AnswerEvent,
     CallFinished,
     CallProgress,
     CallStarted,
+    Episode,
     EpisodeFinished,
     ErrorEvent,
     PhaseEvent,
     TextDelta,
+    ToolCall,
+    ToolResult,
     TurnFinished,
+    TurnRecord,
     TurnStarted,
 )
-from paraagent_runtime.tools import ToolCall, ToolResult
-from paraagent_runtime.trajectory import Episode, TurnRecord
 
 from ..render import display_text, format_latency, timings_shown
 from .calls import CallCard

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from paraagent_runtime.events import AgentEvent, AnswerEvent, CallFinished, PhaseEvent, TurnFinished
+from paraagent_runtime import AgentEvent, AnswerEvent, CallFinished, PhaseEvent, TurnFinished
 
 from ..render import format_latency, timings_shown
 

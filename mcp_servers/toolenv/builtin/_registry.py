@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from paraagent_runtime.tools import ToolAnnotations
+from paraagent_runtime import ToolAnnotations
 
 from ..records import ToolRecord
 from ..world import World

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from paraagent_runtime.tools import ToolAnnotations
+from paraagent_runtime import ToolAnnotations
 
 __all__ = ["infer_annotations"]
 

@@ -23,7 +23,7 @@ from rich.progress import (
 )
 
 from mcp_servers.toolenv.records import ToolRecord
-from paraagent_runtime.errors import ConfigError
+from paraagent_runtime import ConfigError
 
 from . import (
     botocore_source,

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from paraagent_runtime.errors import ConfigError
+from paraagent_runtime import ConfigError
 
 from ..serve import serve_command
 from .build import build_catalog, default_sources, load_catalog

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_servers.toolenv.records import ToolRecord
-from paraagent_runtime.naming import tool_id
+from paraagent_runtime import tool_id
 
 from ._annotations import infer_annotations
 from ._importer import ImportContext, Importer, load_json

@@ -27,7 +27,7 @@ from typing import Any, overload
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from mcp_servers.toolenv.records import ToolRecord
-from paraagent_runtime.errors import ConfigError
+from paraagent_runtime import ConfigError
 
 from ._importer import files_under
 from .model import Catalog, SourceReport

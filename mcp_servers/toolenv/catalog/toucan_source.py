@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_servers.toolenv.records import ToolRecord
-from paraagent_runtime.tools import ToolAnnotations
+from paraagent_runtime import ToolAnnotations
 
 from ._annotations import infer_annotations
 from ._importer import ImportContext, Importer, load_json
