@@ -18,8 +18,7 @@ from re import _constants as _sre  # type: ignore[attr-defined]
 from re import _parser as _sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
+from paraagent_runtime.validation import validate_arguments
 
 from .geo import CITIES
 from .records import ToolRecord
@@ -52,6 +51,8 @@ _UNUSABLE = object()
 def sample_arguments(record: ToolRecord, rng: random.Random) -> dict[str, Any] | None:
     """Arguments for a call to ``record``: every required property, valid against the schema.
 
+    The draw is checked with the runtime's validator, as every call is.
+
     Args:
         record: The tool; only its ``input_schema`` is read.
         rng: The random stream (seeded by the caller, so the draw is reproducible).
@@ -59,15 +60,10 @@ def sample_arguments(record: ToolRecord, rng: random.Random) -> dict[str, Any] |
     Returns:
         The arguments, or ``None`` when the schema cannot be satisfied by this sampler.
     """
-    schema = record.input_schema
-    value = _object(schema, rng, 0)
+    value = _object(record.input_schema, rng, 0)
     if value is _UNUSABLE:
         return None
-    try:
-        valid = Draft202012Validator(schema).is_valid(value)
-    except SchemaError:
-        return None
-    return value if valid else None
+    return value if validate_arguments(record.id, record.input_schema, value) is None else None
 
 
 def sample_value(schema: dict[str, Any], name: str, rng: random.Random) -> Any:

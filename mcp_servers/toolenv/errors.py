@@ -45,15 +45,18 @@ class ToolEnvUnknownToolError(ToolEnvError, KeyError):
 class ToolEnvArgumentError(ToolEnvError, ValueError):
     """The arguments do not satisfy the tool's input schema.
 
+    Args:
+        tool_id: The tool whose schema rejected the arguments.
+        message: The runtime's validation message
+            (:func:`paraagent_runtime.validation.validate_arguments`).
+
     Attributes:
         tool_id: The tool whose schema rejected the arguments.
-        problems: One readable line per violation (``path: message``).
     """
 
-    def __init__(self, tool_id: str, problems: list[str]) -> None:
+    def __init__(self, tool_id: str, message: str) -> None:
         self.tool_id = tool_id
-        self.problems = problems
-        super().__init__(f"invalid arguments for {tool_id}: " + "; ".join(problems))
+        super().__init__(message)
 
 
 class ToolEnvNotFoundError(ToolEnvError, LookupError):

@@ -189,7 +189,10 @@ class ToolEnvMCPServer(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult:
-        """Answer a call through the simulator; ToolEnv errors become ``is_error`` results.
+        """Validate and answer a call through the simulator; ToolEnv errors become ``is_error``.
+
+        Arguments are checked with the runtime's validator (what the runtime does before it
+        dispatches); an invalid call is a ``ToolEnvArgumentError`` result.
 
         Raises:
             MCPError: ``name`` is not a tool of this face (``INVALID_PARAMS``).
@@ -218,6 +221,7 @@ class ToolEnvMCPServer(MCPServer):
         if record is None:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
         try:
+            self.env.simulator.validate(record.id, arguments)
             result = await self.env.simulator.call(record.provider, record.name, arguments)
         except ToolEnvError as exc:
             logger.info("toolenv tool %s failed: %s", name, type(exc).__name__)

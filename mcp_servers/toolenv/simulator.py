@@ -1,4 +1,4 @@
-"""The ToolEnv simulator: validates calls, answers them from the seeded world, injects failures.
+"""The ToolEnv simulator: answers calls from the seeded world and injects failures.
 
 One :class:`ToolEnvSimulator` serves any number of :class:`ToolRecord` objects. A call is answered,
 in order of precedence, by a pinned response (a task fixed it), a hand-written handler (built-in
@@ -18,10 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from paraagent_runtime import PinnedResponse, tool_id
+from paraagent_runtime.naming import model_facing_name
+from paraagent_runtime.validation import validate_arguments
 
 from .builtin import Handler, builtin_handlers
 from .errors import (
@@ -122,7 +121,6 @@ class ToolEnvSimulator:
         self.handlers: dict[str, Handler] = dict(
             builtin_handlers() if handlers is None else handlers
         )
-        self._validators: dict[str, Draft202012Validator] = {}
         self._attempts: dict[str, int] = defaultdict(int)
         self._pinned: dict[str, Any] = {}
         self.mutations: list[dict[str, Any]] = []
@@ -151,29 +149,24 @@ class ToolEnvSimulator:
         self._pinned[self._key(record, arguments)] = response
 
     def validate(self, identifier: str, arguments: dict[str, Any]) -> None:
-        """Check ``arguments`` against the tool's input schema.
+        """Check ``arguments`` against the tool's input schema, as the runtime does.
+
+        For callers outside the runtime (ToolEnv's MCP server, task generation); the runtime
+        validates before it dispatches, so :meth:`call` does not validate again.
 
         Raises:
             ToolEnvUnknownToolError: No such tool.
-            ToolEnvArgumentError: The arguments violate the schema (one problem per violation).
+            ToolEnvArgumentError: The arguments violate the schema (the runtime's message).
         """
         record = self.record(identifier)
-        if not isinstance(arguments, dict):
-            raise ToolEnvArgumentError(
-                record.id, [f"arguments must be a JSON object, got {type(arguments).__name__}"]
-            )
-        validator = self._validator(record)
-        problems = [
-            f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}"
-            for error in sorted(
-                validator.iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path))
-            )
-        ]
-        if problems:
-            raise ToolEnvArgumentError(record.id, problems)
+        problem = validate_arguments(model_facing_name(record.id), record.input_schema, arguments)
+        if problem is not None:
+            raise ToolEnvArgumentError(record.id, problem)
 
     def respond(self, identifier: str, arguments: dict[str, Any]) -> Any:
-        """The deterministic answer to a valid call, without latency or failure injection.
+        """The deterministic answer to a call, validated first; no latency or failure injection.
+
+        The entry for building and checking gold DAGs.
 
         Raises:
             ToolEnvUnknownToolError: No such tool.
@@ -181,7 +174,9 @@ class ToolEnvSimulator:
             ToolEnvNotFoundError: The arguments name something the world does not contain.
         """
         self.validate(identifier, arguments)
-        record = self.records[identifier]
+        return self._respond(self.records[identifier], arguments)
+
+    def _respond(self, record: ToolRecord, arguments: dict[str, Any]) -> Any:
         key = self._key(record, arguments)
         if key in self._pinned:
             return json.loads(json.dumps(self._pinned[key]))
@@ -193,21 +188,24 @@ class ToolEnvSimulator:
     async def call(self, provider: str, tool: str, arguments: dict[str, Any]) -> Any:
         """Execute one call as a remote API would: latency, injected failures, then the answer.
 
+        The arguments are trusted: the runtime validated them before dispatch, and other
+        callers check them with :meth:`validate` first.
+
         Args:
             provider: The provider (tool source) name.
             tool: The tool's name inside the provider.
-            arguments: The call arguments.
+            arguments: The call arguments, valid against the tool's input schema.
 
         Returns:
             The JSON response (a fresh object; callers may mutate it).
 
         Raises:
-            ToolEnvUnknownToolError, ToolEnvArgumentError, ToolEnvNotFoundError: As :meth:`respond`.
+            ToolEnvUnknownToolError: No such tool.
+            ToolEnvNotFoundError: The arguments name something the world does not contain.
             ToolEnvTransientError: An injected timeout, HTTP 429/503 or truncated body.
         """
         identifier = tool_id(provider, tool)
         record = self.record(identifier)
-        self.validate(identifier, arguments)
         key = self._key(record, arguments)
         attempt = self._attempts[key]
         self._attempts[key] += 1
@@ -246,20 +244,8 @@ class ToolEnvSimulator:
             or record.id in self.handlers
             or self._key(record, arguments) in self._pinned
         ):
-            return self.respond(record.id, arguments)
+            return self._respond(record, arguments)
         return await llm.respond(record, self._with_defaults(record, arguments), seed=self.seed)
-
-    def _validator(self, record: ToolRecord) -> Draft202012Validator:
-        validator = self._validators.get(record.id)
-        if validator is None:
-            try:
-                Draft202012Validator.check_schema(record.input_schema)
-            except SchemaError as exc:
-                raise ToolEnvArgumentError(
-                    record.id, [f"the tool's own input schema is invalid: {exc.message}"]
-                ) from exc
-            validator = self._validators[record.id] = Draft202012Validator(record.input_schema)
-        return validator
 
     @staticmethod
     def _with_defaults(record: ToolRecord, arguments: dict[str, Any]) -> dict[str, Any]:

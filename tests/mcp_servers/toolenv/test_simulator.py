@@ -22,7 +22,9 @@ from mcp_servers.toolenv import (
 )
 from mcp_servers.toolenv.generic import generate_response
 from paraagent_runtime.errors import ToolExecutionError
+from paraagent_runtime.naming import model_facing_name
 from paraagent_runtime.tasks import PinnedResponse
+from paraagent_runtime.validation import validate_arguments
 
 from .conftest import example_arguments
 
@@ -134,23 +136,26 @@ async def test_flight_schedule_agrees_with_search_and_departures(records: list[T
         ),
     ],
 )
-async def test_invalid_arguments_raise_a_typed_error(
+async def test_invalid_arguments_raise_the_runtimes_message_as_a_typed_error(
     records: list[ToolRecord], tool: str, arguments: dict[str, Any], fragment: str
 ) -> None:
     sim = _sim(records)
-    provider, name = tool.split("/")
     with pytest.raises(ToolEnvArgumentError) as info:
-        await sim.call(provider, name, arguments)
+        sim.validate(tool, arguments)
     assert isinstance(info.value, ValueError) and isinstance(info.value, ToolExecutionError)
     assert info.value.tool_id == tool and fragment in str(info.value)
+    name = model_facing_name(tool)
+    assert str(info.value) == validate_arguments(name, sim.record(tool).input_schema, arguments)
+    with pytest.raises(ToolEnvArgumentError, match=f"invalid arguments for {name}: "):
+        sim.respond(tool, arguments)
 
 
 async def test_non_object_arguments_and_unknown_tools_are_typed_errors(
     records: list[ToolRecord],
 ) -> None:
     sim = _sim(records)
-    with pytest.raises(ToolEnvArgumentError, match="must be a JSON object"):
-        await sim.call("weather", "get_forecast", ["Paris"])  # type: ignore[arg-type]
+    with pytest.raises(ToolEnvArgumentError, match=r"arguments: \['Paris'\] is not of type"):
+        sim.validate("weather/get_forecast", ["Paris"])  # type: ignore[arg-type]
     with pytest.raises(ToolEnvUnknownToolError, match="weather/get_snowfall"):
         await sim.call("weather", "get_snowfall", {})
     with pytest.raises(ToolEnvNotFoundError, match="unknown city 'Atlantis'"):

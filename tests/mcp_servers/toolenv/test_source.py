@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from mcp_servers.toolenv import ToolEnv, ToolEnvArgumentError, builtin_tasks, toolenv_sources
+import mcp_servers.toolenv.simulator as simulator
+import paraagent_runtime.dispatch as dispatch
+from mcp_servers.toolenv import ToolEnv, builtin_tasks, toolenv_sources
+from paraagent_runtime.dispatch import Dispatcher
 from paraagent_runtime.sources import ToolSource
+from paraagent_runtime.tools import ToolCall, ToolErrorKind
+from paraagent_runtime.toolspace import Toolspace
+from paraagent_runtime.validation import validate_arguments
 
 
 async def test_one_source_per_provider_with_model_facing_names() -> None:
@@ -19,9 +27,38 @@ async def test_one_source_per_provider_with_model_facing_names() -> None:
     assert total == len(env.records) == len(env.specs())
     result = await weather.call_tool("get_forecast", {"city": "Oslo", "days": 2})
     assert len(result["days"]) == 2
-    with pytest.raises(ToolEnvArgumentError):
-        await weather.call_tool("get_forecast", {"city": "Oslo", "days": 0})
     await weather.aclose()
+
+
+async def test_a_runtime_call_is_validated_once_by_the_runtime(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    checked: list[str] = []
+
+    def counting(tool: str, schema: dict[str, Any], arguments: Any) -> str | None:
+        checked.append(tool)
+        return validate_arguments(tool, schema, arguments)
+
+    monkeypatch.setattr(dispatch, "validate_arguments", counting)
+    monkeypatch.setattr(simulator, "validate_arguments", counting)
+    toolspace = Toolspace(ToolEnv.builtin(seed=2).sources)
+    await toolspace.refresh()
+    session = await toolspace.new_session()
+    session.load(["weather__get_forecast"])
+    good, bad = await Dispatcher().run_turn(
+        [
+            ToolCall(id="a", name="weather__get_forecast", arguments={"city": "Oslo", "days": 2}),
+            ToolCall(id="b", name="weather__get_forecast", arguments={"city": "Oslo", "days": 0}),
+        ],
+        session,
+    )
+    assert good.ok and len(good.content["days"]) == 2
+    assert bad.error_kind is ToolErrorKind.INVALID_ARGUMENTS
+    assert bad.error == (
+        "invalid arguments for weather__get_forecast: "
+        "arguments.days: 0 is less than the minimum of 1"
+    )
+    assert checked == ["weather__get_forecast"] * 2
 
 
 async def test_for_task_gives_every_rollout_the_same_world() -> None:
