@@ -5,15 +5,19 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from paraagent_runtime import ConfigError, ParaAgentError
+from paraagent_runtime.cli import options
 
 from .cli_options import ConfigOption, SetOption, ShowFields
+
+if TYPE_CHECKING:
+    from paraagent_runtime import Policy
 
 __all__ = ["train_app"]
 
@@ -45,8 +49,8 @@ def _fail(exc: ParaAgentError) -> typer.Exit:
 def demos_command(
     config: ConfigOption = None,
     output_dir: Annotated[Path | None, typer.Option(help="Override output_dir.")] = None,
-    n_tasks: Annotated[int | None, typer.Option(help="Override n_tasks.")] = None,
-    seed: Annotated[int | None, typer.Option(help="Override seed.")] = None,
+    n_tasks: Annotated[int | None, options.n_tasks("Override n_tasks.")] = None,
+    seed: Annotated[int | None, options.seed("Override seed.")] = None,
     assignments: SetOption = None,
     show_fields: ShowFields = False,
 ) -> None:
@@ -116,22 +120,43 @@ def sft_command(
     )
 
 
+def _local_policy(spec: str, *, model: str | None, dtype: str) -> tuple[str, Policy]:
+    """The label and the policy of a local ``--policy`` spec (``model`` is the base model).
+
+    Raises:
+        ConfigError: Not a local spec, or a spec or dtype the backend refuses.
+    """
+    from paraagent_runtime import policy_from_spec
+
+    backend, _, target = spec.partition(":")
+    if backend not in ("local", "paraagent"):
+        raise ConfigError(
+            f"--policy {spec!r}: train eval runs local models (local[:DIR], paraagent)"
+        )
+    label = target or ("base" if backend == "local" else backend)
+    return label, policy_from_spec(spec, model=model, dtype=dtype)
+
+
 def _print_row(row: object) -> None:
     console.print(f"  {row!r}", highlight=False)
 
 
 @train_app.command("eval")
 def eval_command(
-    adapter: Annotated[
-        list[Path] | None,
-        typer.Option(help="LoRA adapter directory to compare with the base (repeatable)."),
+    policy: Annotated[
+        list[str] | None,
+        options.policy(
+            'Local policy to evaluate (repeatable; default "local", the base model): "local", '
+            '"local:ADAPTER_DIR" (a LoRA adapter on the base), "local:MODEL_DIR", "paraagent".'
+        ),
     ] = None,
     model: Annotated[
-        str | None, typer.Option(help="Base model directory (default: SmolLM2-135M-Instruct).")
+        str | None,
+        typer.Option(help="Base model directory of the local specs (default: SmolLM2-135M)."),
     ] = None,
-    n_tasks: Annotated[int, typer.Option(help="Held-out tasks per split.")] = 6,
+    n_tasks: Annotated[int, options.n_tasks("Held-out tasks per split.")] = 6,
     seed: Annotated[
-        int, typer.Option(help="Task generator seed; also seeds sampling unless --sampling-seed.")
+        int, options.seed("Task generator seed; also seeds sampling unless --sampling-seed.")
     ] = 0,
     sampling_seed: Annotated[
         int | None,
@@ -151,27 +176,26 @@ def eval_command(
         list[str] | None, typer.Option(help="Restrict to these task families (repeatable).")
     ] = None,
     mode: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Agent mode: paraact, react or decoupled (repeatable: once for every model, or "
-            "once per --adapter in order; the base runs in the first; default paraact)."
+        list[options.ModeChoice] | None,
+        options.modes(
+            "Agent mode (repeatable: once for every policy, or once per --policy in order; "
+            "default paraact)."
         ),
     ] = None,
-    max_turns: Annotated[int, typer.Option(help="Agent max_turns.")] = 6,
-    max_tokens: Annotated[int, typer.Option(help="Max new tokens per turn.")] = 192,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature (0 = greedy).")] = 0.0,
+    max_turns: Annotated[int, options.max_turns()] = options.DEFAULT_MAX_TURNS,
+    max_tokens: Annotated[int, options.max_tokens()] = 192,
+    temperature: Annotated[float, options.temperature()] = 0.0,
     samples: Annotated[
-        int, typer.Option(help="Episodes per task (more than 1 needs --temperature above 0).")
+        int,
+        typer.Option(min=1, help="Episodes per task (more than 1 needs --temperature above 0)."),
     ] = 1,
     trajectory: Annotated[Path | None, typer.Option(help="JSONL file for the episodes.")] = None,
     out: Annotated[
-        Path | None, typer.Option(help="Write the summaries as JSON here (and a .md table).")
+        Path | None, options.out("Write the summaries as JSON here (and a .md table).")
     ] = None,
-    base: Annotated[
-        bool, typer.Option(help="Also evaluate the base model without adapter.")
-    ] = True,
     concurrency: Annotated[
-        int, typer.Option(help="Episodes run at once (their turns share batched generation).")
+        int,
+        typer.Option(min=1, help="Episodes run at once (their turns share batched generation)."),
     ] = 1,
     dtype: Annotated[
         str,
@@ -181,15 +205,14 @@ def eval_command(
         ),
     ] = "float32",
 ) -> None:
-    """Evaluate the base model and adapters on held-out ToolEnv tasks with the agent loop."""
+    """Evaluate local policies (the base model, adapters) on held-out ToolEnv tasks."""
     import contextlib
     import json
 
     import torch
 
     from mcp_servers.toolenv import generate_tasks
-    from paraagent_runtime import MODES, SPLITS, TrajectoryWriter
-    from paraagent_runtime.policy import TransformersPolicy
+    from paraagent_runtime import SPLITS, TrajectoryWriter
 
     from .evaluate import (
         SUMMARY_COLUMNS,
@@ -209,31 +232,23 @@ def eval_command(
         task_sets = {
             name: generate_tasks(n_tasks, seed=seed, split=name, families=family) for name in splits
         }
-        adapters = adapter or []
-        if not adapters and not base:
-            raise ConfigError("nothing to evaluate: give --adapter DIR or drop --no-base")
-        modes = mode or ["paraact"]
-        if len(modes) not in (1, len(adapters)):
+        policies = policy or ["local"]
+        modes = [name.value for name in mode or [options.DEFAULT_MODE]]
+        if len(modes) not in (1, len(policies)):
             raise ConfigError(
-                f"--mode: give one mode for every model or one per --adapter ({len(adapters)}), "
+                f"--mode: give one mode for every policy or one per --policy ({len(policies)}), "
                 f"got {len(modes)}"
             )
-        unknown_modes = sorted(set(modes) - set(MODES))
-        if unknown_modes:
-            raise ConfigError(f"--mode: unknown {', '.join(unknown_modes)}; use {', '.join(MODES)}")
-        adapter_modes = modes * len(adapters) if len(modes) == 1 else modes
-        candidates: list[tuple[str, Path | None, str]] = (
-            [("base", None, modes[0])] if base else []
-        ) + [(str(path), path, name) for path, name in zip(adapters, adapter_modes, strict=True)]
+        policy_modes = modes * len(policies) if len(modes) == 1 else modes
         with TrajectoryWriter(trajectory) if trajectory else contextlib.nullcontext() as writer:
-            for label, path, agent_mode in candidates:
-                policy = TransformersPolicy(model, adapter=path, dtype=dtype)  # type: ignore[arg-type]
+            for spec, agent_mode in zip(policies, policy_modes, strict=True):
+                label, evaluated = _local_policy(spec, model=model, dtype=dtype)
                 # Every model draws its samples from the same stream.
                 torch.manual_seed(seed if sampling_seed is None else sampling_seed)
                 for name, tasks in task_sets.items():
                     summary, _ = asyncio.run(
                         evaluate_policy(
-                            policy, tasks, model=label, mode=agent_mode, max_turns=max_turns,
+                            evaluated, tasks, model=label, mode=agent_mode, max_turns=max_turns,
                             max_tokens=max_tokens, temperature=temperature, samples=samples,
                             trajectory=writer,
                             on_row=_print_row,

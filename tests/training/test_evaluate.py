@@ -109,8 +109,9 @@ def test_eval_command_pairs_each_adapter_with_its_mode(
     shutil.copytree(tiny_adapter, other)
     out = tmp_path / "modes.json"
     args = ["eval", "--model", str(tiny_model), "--n-tasks", "1", "--max-turns", "1"]
-    args += ["--max-tokens", "4", "--adapter", str(tiny_adapter), "--mode", "react"]
-    args += ["--adapter", str(other), "--mode", "decoupled"]
+    args += ["--max-tokens", "4", "--policy", "local", "--mode", "react"]
+    args += ["--policy", f"local:{tiny_adapter}", "--mode", "react"]
+    args += ["--policy", f"local:{other}", "--mode", "decoupled"]
     result = CliRunner().invoke(train_app, [*args, "--out", str(out)])
     assert result.exit_code == 0, result.output
     rows = json.loads(out.read_text())
@@ -139,11 +140,11 @@ def test_eval_command_rejects_mismatched_modes(tiny_model: Path, tiny_adapter: P
 
     from training.cli import train_app
 
-    args = ["eval", "--model", str(tiny_model), "--adapter", str(tiny_adapter)]
-    nothing = CliRunner().invoke(train_app, ["eval", "--model", str(tiny_model), "--no-base"])
-    assert nothing.exit_code == 2 and "nothing to evaluate" in nothing.output
-    for modes, message in ((["react", "paraact"], "one per --adapter (1), got 2"),
-                           (["serial"], "unknown serial")):  # fmt: skip
+    args = ["eval", "--model", str(tiny_model), "--policy", f"local:{tiny_adapter}"]
+    remote = CliRunner().invoke(train_app, ["eval", "--policy", "openai:m"])
+    assert remote.exit_code == 2 and "runs local models" in remote.output
+    for modes, message in ((["react", "paraact"], "one per --policy (1), got 2"),
+                           (["serial"], "'serial' is not one of")):  # fmt: skip
         flags = [flag for name in modes for flag in ("--mode", name)]
         result = CliRunner().invoke(train_app, [*args, *flags])
         assert result.exit_code == 2 and message in result.output, result.output

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from paraagent_runtime import ConfigError, ParaAgentError
+from paraagent_runtime.cli import options
 from training.cli_options import SetOption
 
 if TYPE_CHECKING:
@@ -17,7 +18,10 @@ if TYPE_CHECKING:
 __all__ = ["rl_app"]
 
 rl_app = typer.Typer(
-    help="RL with multi-level advantage decoupling on ToolEnv tasks.", no_args_is_help=False
+    help="RL with multi-level advantage decoupling on ToolEnv tasks.",
+    no_args_is_help=False,
+    add_completion=False,
+    rich_markup_mode=None,
 )
 
 
@@ -49,7 +53,7 @@ def _load(
 def rl(
     ctx: typer.Context,
     config: Annotated[
-        Path | None, typer.Option("--config", help="RLConfig YAML/JSON file.")
+        Path | None, typer.Option("--config", "-c", help="RLConfig YAML/JSON file.")
     ] = None,
     model: Annotated[str | None, typer.Option(help="Starting checkpoint directory.")] = None,
     adapter: Annotated[
@@ -95,7 +99,7 @@ def rl(
 @rl_app.command("ablation")
 def ablation(
     config: Annotated[
-        Path | None, typer.Option("--config", help="RLConfig YAML/JSON shared by every run.")
+        Path | None, typer.Option("--config", "-c", help="RLConfig YAML/JSON shared by every run.")
     ] = None,
     model: Annotated[str | None, typer.Option(help="Starting checkpoint directory.")] = None,
     adapter: Annotated[
@@ -109,7 +113,7 @@ def ablation(
         list[str] | None,
         typer.Option(help="Estimators to compare (repeat; default grpo, multilevel)."),
     ] = None,
-    seed: Annotated[list[int] | None, typer.Option(help="Seeds (repeat; default 0 and 1).")] = None,
+    seed: Annotated[list[int] | None, options.seed("Seeds (repeat; default 0 and 1).")] = None,
     window: Annotated[int, typer.Option(help="Final steps averaged into the table.")] = 5,
     heldout_tasks: Annotated[
         int, typer.Option(help="Held-out test-seen tasks for the start and each final policy.")
@@ -157,7 +161,7 @@ def probe(
         Path, typer.Option(help="Held-out episodes of an ablation (start/heldout.jsonl).")
     ],
     config: Annotated[
-        Path | None, typer.Option("--config", help="RLConfig YAML/JSON of that ablation.")
+        Path | None, typer.Option("--config", "-c", help="RLConfig YAML/JSON of that ablation.")
     ] = None,
     adapter: Annotated[
         Path | None, typer.Option(help="LoRA adapter to probe instead (sets lora: true).")
@@ -198,7 +202,7 @@ def pool(
     baseline: Annotated[
         str, typer.Option(help="The label every other one is compared to, paired by task.")
     ] = "start",
-    out: Annotated[Path | None, typer.Option(help="Also write the pooled scores as JSON.")] = None,
+    out: Annotated[Path | None, options.out("Also write the pooled scores as JSON.")] = None,
     plot: Annotated[
         Path | None, typer.Option(help="Also draw success and facts stated per policy (PNG).")
     ] = None,
