@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from paraagent_runtime import ConfigError
+from paraagent_runtime.cli import options
 
 from ..serve import serve_command
 from .build import build_catalog, default_sources, load_catalog
@@ -57,7 +58,7 @@ def parse_source_options(options: list[str] | None, *, only: bool = False) -> di
 def build_command(
     source: SourceOption = None,
     only: OnlyOption = False,
-    output: Annotated[Path | None, typer.Option(help="Write here instead of the cache.")] = None,
+    out: Annotated[Path | None, options.out("Write here instead of the cache.")] = None,
 ) -> None:
     """Import every source and store the catalog compactly in the cache."""
     console = Console(stderr=True)
@@ -65,7 +66,7 @@ def build_command(
     started = time.perf_counter()
     catalog = build_catalog(sources, progress=True)
     built = time.perf_counter() - started
-    path = save_catalog(catalog, output or catalog_path(catalog.fingerprint))
+    path = save_catalog(catalog, out or catalog_path(catalog.fingerprint))
     console.print(
         f"{len(catalog):,} tools ({catalog.real_count:,} real) in {built:.1f} s -> {path} "
         f"({path.stat().st_size / 1e6:.1f} MB)"

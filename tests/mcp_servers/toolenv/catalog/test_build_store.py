@@ -120,7 +120,7 @@ def test_cli_build_and_stats(botocore_dir: Path, tmp_path: Path) -> None:
             "--only",
             "--source",
             f"botocore={botocore_dir}",
-            "--output",
+            "--out",
             str(output),
         ],
     )
