@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from . import options
 from .tool_catalogs import resolve_catalog
 
 __all__ = ["eval_retrieval_command", "eval_retrieval_index_dir"]
@@ -36,9 +37,7 @@ def eval_retrieval_command(
     data: Annotated[Path, typer.Option(help="StableToolBench data folder.")] = Path(
         "../shared/data/stabletoolbench"
     ),
-    out: Annotated[Path, typer.Option(help="Where to write JSON and PNG.")] = Path(
-        "runs/eval_retrieval"
-    ),
+    out: Annotated[Path, options.out("Where to write JSON and PNG.")] = Path("runs/eval_retrieval"),
     model: Annotated[
         str | None, typer.Option(help="Local sentence-transformers model directory.")
     ] = None,
