@@ -107,10 +107,17 @@ class ConnectionState:
 
 @dataclass(frozen=True)
 class ReconnectPolicy:
-    """Backoff between failed reconnection attempts (the first one after a death is immediate)."""
+    """Backoff between failed reconnection attempts (the first one after a death is immediate).
+
+    Attributes:
+        initial_backoff_s: the wait after the first failed attempt; doubled after each further one.
+        max_backoff_s: the longest wait.
+        clock: the monotonic clock the waits are measured on (a test can pass one it advances).
+    """
 
     initial_backoff_s: float = 0.5
     max_backoff_s: float = 30.0
+    clock: Callable[[], float] = time.monotonic
 
     def delay(self, failures: int) -> float:
         """Seconds to wait before the next attempt after ``failures`` consecutive failures."""
@@ -275,7 +282,7 @@ class MCPToolSource:
         if self.connected:
             return ConnectionState("connected")
         if self._failures:
-            retry_in = max(0.0, self._next_attempt - time.monotonic())
+            retry_in = max(0.0, self._next_attempt - self._reconnect.clock())
             return ConnectionState("reconnecting", self._last_error, retry_in)
         return ConnectionState("disconnected")
 
@@ -367,7 +374,7 @@ class MCPToolSource:
             if self._conn is not None:
                 await self._conn.close()
                 self._conn = None
-            wait = self._next_attempt - time.monotonic()
+            wait = self._next_attempt - self._reconnect.clock()
             if wait > 0:
                 raise MCPConnectionError(
                     f"MCP server {self.name!r} is unavailable ({self._last_error}); "
@@ -379,7 +386,7 @@ class MCPToolSource:
             except Exception as exc:
                 self._failures += 1
                 self._last_error = _describe(exc)
-                self._next_attempt = time.monotonic() + self._reconnect.delay(self._failures)
+                self._next_attempt = self._reconnect.clock() + self._reconnect.delay(self._failures)
                 raise MCPConnectionError(
                     f"MCP server {self.name!r}: cannot connect ({self._last_error})"
                 ) from exc

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
@@ -55,7 +54,9 @@ async def test_a_source_whose_server_died_shows_as_reconnecting(make_app, tmp_pa
         args=["-c", ONE_LIFE_SERVER, str(tmp_path / "started"), str(demo)],
         timeout=10.0,
     )
-    source = MCPToolSource("demo", config, reconnect=ReconnectPolicy(initial_backoff_s=2))
+    now = [0.0]
+    backoff = ReconnectPolicy(initial_backoff_s=2, clock=lambda: now[0])
+    source = MCPToolSource("demo", config, reconnect=backoff)
     app = make_app([], extra_sources=[source])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -66,10 +67,11 @@ async def test_a_source_whose_server_died_shows_as_reconnecting(make_app, tmp_pa
                 await source.call_tool("echo", {"text": "hi"})
         row = {row.name: row for row in app.source_rows()}["demo"]
         assert row.status == "reconnecting" and "next attempt in" in (row.error or "")
-        app._show_sources()
+        await submit(pilot, "/servers")
+        await settle(pilot)
         shown = str(app.query_one(Sidebar).query_one("#sources").render())
-        assert "reconnecting" in shown and "next attempt in" in shown
-        await asyncio.sleep(2)  # the backoff has passed: the next call would retry
+        assert "reconnecting" in shown and "next attempt in 2s" in shown
+        now[0] += 2  # the backoff has passed: the next call would retry
         row = {row.name: row for row in app.source_rows()}["demo"]
         assert row.status == "reconnecting" and (row.error or "").endswith("retries on next use")
 
