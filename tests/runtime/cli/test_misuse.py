@@ -1,0 +1,83 @@
+"""Misuse of the installed ``paraagent``: one short ``error:`` line, exit 2, never a traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+from .helpers import run_cli
+
+MISUSE = [
+    ["--bogus"],
+    ["nosuch"],
+    ["run", "--bogus"],
+    ["run", "--max-turns", "abc", "x"],
+    ["run", "--max-tokens", "0", "x"],
+    ["run", "--temperature", "-1", "x"],
+    ["run", "x", "--mode", "parallel"],
+    ["serve"],
+    ["serve", "--mcp-config", "mcp.json", "--transport", "bogus"],
+    ["serve", "--mcp-config", "mcp.json", "--port", "0"],
+    ["serve-model", "--port", "x"],
+    ["serve-model", "--port", "-5"],
+    ["serve-model", "--model", "paraagent"],
+    ["chat", "--bogus"],
+    ["chat", "--mode", "turbo"],
+    ["eval", "nosuch"],
+    ["eval", "toolenv", "--n-tasks", "0"],
+    ["eval", "toolenv", "--n", "3"],
+    ["eval", "retrieval", "--bogus"],
+    ["index", "nosuch"],
+    ["index", "search"],
+    ["index", "search", "x", "--retriever", "fuzzy"],
+    ["index", "build", "--bogus"],
+    ["toolenv", "nosuch"],
+    ["toolenv", "stats", "--bogus"],
+    ["toolenv", "catalog", "build", "--output", "x"],
+    ["toolenv", "serve", "--transport", "bogus"],
+    ["train", "nosuch"],
+    ["train", "demos", "--n-tasks", "0"],
+    ["train", "sft", "--bogus"],
+    ["train", "eval", "--mode", "serial"],
+    ["train", "eval", "--adapter", "x"],
+    ["train", "rl", "--bogus"],
+    ["train", "rl", "ablation", "--seed", "x"],
+    ["train", "rl", "probe"],
+    ["train", "rl", "pool"],
+]
+
+
+@pytest.mark.parametrize("argv", MISUSE, ids=" ".join)
+def test_misuse_is_one_short_error_and_exit_2(argv: list[str]) -> None:
+    result = run_cli(*argv)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert 1 <= len(lines) <= 3, result.stderr
+    assert lines[0].startswith("error: ")
+    assert result.stdout == ""
+
+
+def test_a_usage_error_names_the_help_of_its_command() -> None:
+    result = run_cli("train", "rl", "ablation", "--seed", "x")
+    assert result.stderr.strip() == (
+        "error: Invalid value for '--seed': Input should be a valid integer, unable to parse "
+        "string as an integer (see 'paraagent train rl ablation --help')"
+    )
+
+
+def test_a_typo_suggests_the_lazy_command() -> None:
+    assert "Did you mean 'serve'" in run_cli("serv").stderr
+
+
+@pytest.mark.parametrize("argv", [[], ["eval"], ["index"], ["toolenv"], ["train"]], ids=repr)
+def test_a_group_alone_shows_its_help(argv: list[str]) -> None:
+    result = run_cli(*argv)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"Usage: {' '.join(['paraagent', *argv])} [OPTIONS] COMMAND")
+    assert result.stderr == ""
+
+
+def test_every_command_is_listed_with_its_help() -> None:
+    listed = run_cli("--help").stdout
+    for name in ("run", "chat", "serve", "serve-model", "eval", "toolenv", "index", "train"):
+        assert f"\n  {name} " in listed
