@@ -108,12 +108,11 @@ class ToolSession:
         """The loaded toolspace tools, in toolspace order."""
         return [spec for name, spec in self.toolspace.tools.items() if name in self.loaded]
 
-    def suggest(self, name: str, *, limit: int = 3) -> list[str]:
-        """Names close to ``name``: the session's own tools and the toolspace's."""
-        return self.toolspace.suggest(name, limit=limit, extra=self._own)
-
     def unknown_tool_message(self, name: str) -> str:
-        """The observation text for a call to a tool this session does not know."""
+        """The observation text for a call to a tool this session does not know.
+
+        Close names are suggested from the session's own tools and the toolspace's.
+        """
         return self.toolspace.unknown_tool_message(name, extra=self._own)
 
 

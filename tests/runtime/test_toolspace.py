@@ -105,7 +105,7 @@ async def test_a_session_routes_its_meta_tools_always_and_toolspace_tools_once_l
     assert [spec.name for spec in session.tools] == ["search_tools", "inspect_tool", "w__forecast"]
     assert [spec.name for spec in session.loaded_tools] == ["w__forecast"]
     assert session.route("nope") is None and session.get("nope") is None
-    assert session.suggest("search_tool")[0] == "search_tools"
+    assert "Did you mean: search_tools," in session.unknown_tool_message("search_tool")
     assert "search_tools" not in toolspace.suggest("search_tool")
 
 
