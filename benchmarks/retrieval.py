@@ -38,12 +38,12 @@ from rich.console import Console
 from rich.table import Table
 
 from paraagent_runtime import ToolSpec
+from paraagent_runtime.documents import tool_document
 from paraagent_runtime.retrieval import (
     EmbeddingStore,
     HybridToolSearch,
     RetrievalConfig,
     SentenceEncoder,
-    tool_document,
 )
 from paraagent_runtime.retrieval.dense import DenseIndex
 from paraagent_runtime.retrieval.documents import doc_hash

@@ -1,11 +1,12 @@
 """A dependency-free BM25 tool search: the default behind ``search_tools``.
 
-Each tool becomes one document built from its name (counted twice, so a query word that names
-the tool outranks one that only appears in prose), description, category and its parameters'
-names and descriptions. Identifiers are split on ``snake_case``, ``kebab-case`` and
-``camelCase`` boundaries, so ``getFlightStatus`` matches the query "flight status". Rebuilding the
-index is linear in the catalog's text, which is fine for a few thousand tools; large catalogs use
-the FAISS/BM25 hybrid of the ``retrieval`` extra.
+Each tool is indexed by its :func:`~paraagent_runtime.documents.tool_document` (the text the
+retrieval extra embeds and BM25-indexes too), with the provider and tool name counted once more,
+so a query word that names the tool outranks one that only appears in prose. Identifiers are
+split by :func:`~paraagent_runtime.documents.split_identifier` (``snake_case``, ``kebab-case``,
+``camelCase``), so ``getFlightStatus`` matches the query "flight status". Rebuilding the index is
+linear in the catalog's text, which is fine for a few thousand tools; large catalogs use the
+FAISS/BM25 hybrid of the ``retrieval`` extra.
 """
 
 from __future__ import annotations
@@ -16,15 +17,14 @@ import heapq
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
+from .documents import provider_of, split_identifier, tool_document
 from .tools import ToolSpec
 
 __all__ = ["KeywordToolSearch", "tokenize"]
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _STOP_WORDS = frozenset(
     "a an and are as at be by for from in into is it of on or the this that to with".split()
 )
@@ -40,7 +40,7 @@ def _stem(token: str) -> str:
 @functools.lru_cache(maxsize=1 << 16)
 def _word_tokens(word: str) -> tuple[str, ...]:
     # Catalog text repeats the same words endlessly: caching per word makes indexing ~3x faster.
-    lowered = (part.lower() for part in _CAMEL.findall(word))
+    lowered = (part.lower() for part in split_identifier(word))
     return tuple(_stem(token) for token in lowered if token not in _STOP_WORDS)
 
 
@@ -50,24 +50,15 @@ def tokenize(text: str) -> list[str]:
     Example:
         >>> tokenize("getFlightStatus for flight_numbers")
         ['get', 'flight', 'status', 'flight', 'number']
+        >>> tokenize("HTTPServer v2Api")
+        ['httpserver', 'v2', 'api']
     """
     return [token for word in _WORD.findall(text) for token in _word_tokens(word)]
 
 
-def _schema_text(schema: Mapping[str, Any]) -> Iterator[str]:
-    properties = schema.get("properties")
-    if not isinstance(properties, Mapping):
-        return
-    for key, value in properties.items():
-        yield str(key)
-        if isinstance(value, Mapping) and isinstance(value.get("description"), str):
-            yield value["description"]
-
-
 def _document(spec: ToolSpec) -> list[str]:
-    name_tokens = tokenize(spec.tool) + tokenize(spec.source)
-    parts = [spec.description, spec.category, *_schema_text(spec.input_schema)]
-    return name_tokens * 2 + [token for part in parts for token in tokenize(part)]
+    name_tokens = tokenize(provider_of(spec)) + tokenize(spec.tool)
+    return tokenize(tool_document(spec)) + name_tokens
 
 
 class KeywordToolSearch:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from paraagent_runtime import AnswerFact, ConfigError, PinnedResponse, Task
+from paraagent_runtime.documents import split_identifier
 
 from .arguments import sample_arguments
 from .generic import canonical_arguments
@@ -178,12 +179,7 @@ def _summary(record: ToolRecord) -> str:
     first = _SENTENCE.split(text, maxsplit=1)[0].strip().rstrip(".:;") if text else ""
     if len(first) > 140:
         first = first[:140].rsplit(" ", 1)[0] + "…"
-    return first or _humanize(record.name)
-
-
-def _humanize(name: str) -> str:
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name.split("/")[-1])
-    return " ".join(spaced.replace("_", " ").replace(".", " ").split()).lower()
+    return first or " ".join(split_identifier(record.name.split("/")[-1])).lower()
 
 
 _IRREGULAR = {"is": "check whether it is", "has": "check whether it has"}

@@ -2,8 +2,9 @@
 
 Install the ``retrieval`` extra (``pip install 'paraagent[retrieval]'``) for the index; without
 it, importing the heavy parts raises :class:`~paraagent_runtime.errors.UserError` naming the
-extra, and the toolspace falls back to its keyword search. Names are imported lazily, so
-``tool_document`` and the fusion functions work without the extra.
+extra, and the toolspace falls back to its keyword search. Names are imported lazily, so the
+fusion functions work without the extra. The text every index is built from is
+:func:`paraagent_runtime.documents.tool_document`, shared with the keyword search.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .config import RetrievalConfig, SearchMode, default_index_dir
-    from .documents import catalog_key, tool_document
+    from .documents import catalog_key
     from .encoder import (
         DEFAULT_MODEL_NAME,
         Encoder,
@@ -49,7 +50,6 @@ __all__ = (
     "recall_at_k",
     "reciprocal_rank_fusion",
     "score_fusion",
-    "tool_document",
 )
 
 _WHERE = {
@@ -57,7 +57,6 @@ _WHERE = {
     "SearchMode": "config",
     "default_index_dir": "config",
     "catalog_key": "documents",
-    "tool_document": "documents",
     "DEFAULT_MODEL_NAME": "encoder",
     "Encoder": "encoder",
     "SentenceEncoder": "encoder",

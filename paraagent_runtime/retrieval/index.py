@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..documents import provider_of, tool_document
 from ..errors import UserError
 from ..tools import ToolSpec
 from .config import RetrievalConfig, SearchMode
 from .dense import DenseIndex
-from .documents import catalog_key, doc_hash, provider_of, tool_document
+from .documents import catalog_key, doc_hash
 from .encoder import Encoder, SentenceEncoder
 from .fusion import Ranking, fuse
 from .lexical import LexicalIndex

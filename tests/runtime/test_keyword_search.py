@@ -40,9 +40,9 @@ CATALOG = [
         ("getFlightStatus", ["get", "flight", "status"]),
         ("list_events", ["list", "event"]),
         ("send-email", ["send", "email"]),
-        ("HTTPServerError", ["http", "server", "error"]),
+        ("HTTPServerError", ["httpserver", "error"]),
         ("the status of flights", ["status", "flight"]),
-        ("analysis v2Api", ["analysis", "v", "2", "api"]),
+        ("analysis v2Api", ["analysis", "v2", "api"]),
         ("", []),
     ],
 )
