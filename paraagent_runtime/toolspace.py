@@ -78,10 +78,6 @@ class ToolSession:
         for spec in await source.list_tools():
             self._own.setdefault(spec.name, Route(spec, source))
 
-    def is_loaded(self, name: str) -> bool:
-        """True when ``name`` was loaded into this session."""
-        return name in self.loaded
-
     def load(self, names: Iterable[str]) -> None:
         """Make ``names`` callable in this session."""
         self.loaded.update(names)
@@ -169,10 +165,6 @@ class Toolspace:
     def get(self, name: str) -> ToolSpec | None:
         """Return the spec behind the model-facing ``name``, or None."""
         return self._tools.get(name)
-
-    def source_of(self, name: str) -> str | None:
-        """The name of the source serving the model-facing ``name``, or None."""
-        return self._routes.get(name)
 
     def get_by_id(self, identifier: str) -> ToolSpec | None:
         """Return the spec with tool id ``identifier`` (``<source>/<tool>``), or None."""

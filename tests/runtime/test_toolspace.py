@@ -54,8 +54,8 @@ async def test_refresh_maps_model_facing_names_and_routes_calls() -> None:
     assert list(toolspace.tools) == ["weather__forecast", "flights__forecast", "flights__status"]
     assert toolspace.get("flights__status").id == "flights/status"
     assert toolspace.get_by_id("weather/forecast").name == "weather__forecast"
-    assert toolspace.source_of("flights__forecast") == "flights"
-    assert toolspace.get("nope") is None and toolspace.source_of("nope") is None
+    assert toolspace.route("flights__forecast").source is flights
+    assert toolspace.get("nope") is None and toolspace.route("nope") is None
     result = await toolspace.call("flights__forecast", {})
     assert result == {"tool": "forecast", "result": 2, "arguments": {}}
     assert (await toolspace.call("weather__forecast", {"city": "Oslo"}))["arguments"] == {
@@ -81,7 +81,7 @@ async def test_duplicate_model_facing_name_keeps_first_source_and_warns(
     with caplog.at_level(logging.WARNING, logger="paraagent_runtime.toolspace"):
         toolspace = await _toolspace(*sources)
     assert list(toolspace.tools) == ["a__b__c"]
-    assert toolspace.source_of("a__b__c") == order[0]
+    assert toolspace.route("a__b__c").source.name == order[0]
     assert (await toolspace.call("a__b__c", {}))["result"] == f"from {order[0]}"
     assert any("same model-facing name" in record.message for record in caplog.records)
 
@@ -137,10 +137,10 @@ async def test_new_session_preloads_small_toolspaces(threshold: int, preloaded: 
 
 async def test_session_loads_names() -> None:
     session = ToolSession(await _toolspace())
-    assert not session.is_loaded("x")
+    assert "x" not in session.loaded
     session.load(iter(["x", "y"]))
     session.load(["x"])
-    assert session.is_loaded("x") and session.is_loaded("y") and session.loaded == {"x", "y"}
+    assert session.loaded == {"x", "y"}
 
 
 async def test_search_returns_specs_of_current_tools() -> None:
