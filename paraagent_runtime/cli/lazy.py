@@ -101,6 +101,17 @@ class LazyGroup(TyperGroup):
         self.commands[cmd_name] = command
         return command
 
+    def get_help_option(self, ctx: Context) -> Any:
+        """Typer's ``--help`` option, absent as ``False`` rather than ``None``.
+
+        Typer coerces a ``None`` flag through pydantic (0.1 s of imports on every start) but
+        passes a bool through, so a sub-command's ``--help`` stays fast.
+        """
+        option = super().get_help_option(ctx)
+        if option is not None and option.default is None:
+            option.default = False
+        return option
+
     def format_help(self, ctx: Context, formatter: Any) -> None:
         """The group's help; lazy commands are listed from their declared one-line help."""
         ctx.meta[_LISTING] = True

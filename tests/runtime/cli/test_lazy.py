@@ -15,6 +15,7 @@ HEAVY = (
     "sentence_transformers",
     "mcp",
     "aiohttp",
+    "pydantic",
     "mcp_servers",
     "training",
     "tui.app",
