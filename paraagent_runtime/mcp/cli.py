@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..agent import AgentConfig
+from ..modes import AgentMode
 from ..search import default_tool_search, index_scope
 from .server import build_paraagent_server, serve
 from .toolspace import mcp_toolspace
@@ -21,7 +22,7 @@ async def serve_mcp_config(
     *,
     policy_spec: str | None,
     base_url: str | None,
-    mode: Literal["paraact", "react", "decoupled"],
+    mode: AgentMode,
     max_turns: int,
     transport: Literal["stdio", "http"],
     host: str,
