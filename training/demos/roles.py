@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from paraagent_runtime import (
+    SEARCH_TOOLS,
     GoldCall,
     RunError,
     Task,
@@ -249,7 +250,7 @@ class ScriptedExplorer:
             arguments: dict[str, Any] = {"query": query}
             if top_k != 5:
                 arguments["top_k"] = top_k
-            calls.append(Pending("search_tools", arguments, "search", tool=tool))
+            calls.append(Pending(SEARCH_TOOLS, arguments, "search", tool=tool))
         needs = [plan.needs[tool] for tool in missing]
         if retry:
             think = f"No card fits yet for: {'; '.join(retry)}. Searching again with other words."
