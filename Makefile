@@ -7,7 +7,9 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test venv bench clean
+CORE := .venv-core
+
+.PHONY: run test venv bench check-core clean
 
 venv: $(STAMP)
 
@@ -27,8 +29,24 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not gpu" tests
 
+# A bare install (no extras): `paraagent run --help` works and `paraagent chat` names its extra.
+check-core: $(CORE)/.installed
+	$(CORE)/bin/paraagent run --help > /dev/null
+	@if $(CORE)/bin/python -c "import torch" 2> /dev/null; then \
+		echo "check-core: the core dependencies pulled in torch" >&2; exit 1; fi
+	@out=$$($(CORE)/bin/paraagent chat 2>&1); code=$$?; echo "$$out"; \
+	test $$code -eq 2 || { echo "check-core: paraagent chat exited $$code, not 2" >&2; exit 1; }; \
+	echo "$$out" | grep -qF "pip install 'paraagent[tui]'" || \
+		{ echo "check-core: paraagent chat does not name the tui extra" >&2; exit 1; }
+	@echo "check-core: ok"
+
+$(CORE)/.installed: pyproject.toml
+	@test -x $(CORE)/bin/python || $(PYTHON) -m venv $(CORE)
+	$(CORE)/bin/python -m pip install --quiet -e .
+	@touch $@
+
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.dispatch
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(CORE)

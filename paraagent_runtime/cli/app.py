@@ -22,6 +22,7 @@ eval_app = typer.Typer(
             "retrieval": LazyCommand(
                 "paraagent_runtime.cli.eval_retrieval:eval_retrieval_command",
                 "Recall/NDCG/Completeness@k of BM25, dense and hybrid tool retrieval.",
+                extra="retrieval",
             ),
             "toolenv": LazyCommand(
                 "paraagent_runtime.cli.eval_toolenv:eval_toolenv_command",
@@ -61,9 +62,12 @@ app = typer.Typer(
             "index": LazyCommand(
                 "paraagent_runtime.cli.index_command:index_app",
                 "Build and query the hybrid (FAISS + BM25) tool index.",
+                extra="retrieval",
             ),
             "train": LazyCommand(
-                "training.cli:train_app", "Cold-start demonstrations, SFT, RL and their evaluation."
+                "training.cli:train_app",
+                "Cold-start demonstrations, SFT, RL and their evaluation.",
+                extra="train",
             ),
         }
     ),

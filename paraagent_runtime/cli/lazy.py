@@ -34,6 +34,7 @@ EXTRAS: Mapping[str, str] = {
     "sentence_transformers": "retrieval",
     "bm25s": "retrieval",
     "onnxruntime": "retrieval",
+    "numpy": "local",
     "torch": "local",
     "transformers": "local",
     "accelerate": "local",
@@ -47,13 +48,24 @@ EXTRAS: Mapping[str, str] = {
     "googleapiclient": "toolenv",
     "vllm": "vllm",
 }
-"""The extra that provides each optional top-level module (``import`` name → extra)."""
+"""The extra that provides each optional top-level module (``import`` name → extra).
+
+A command wholly behind one extra (``index``: ``retrieval``) declares it instead, since some
+modules (numpy) come with several extras.
+"""
 
 
-def extra_for(error: ImportError) -> str | None:
-    """The extra whose absence caused ``error``, or ``None`` when no extra provides the module."""
-    name = getattr(error, "name", None) or ""
-    return EXTRAS.get(name.partition(".")[0])
+def extra_for(error: ImportError, declared: str | None = None) -> str | None:
+    """The extra whose absence caused ``error``, or ``None`` when it is not a missing extra.
+
+    Args:
+        error: The failed import.
+        declared: The extra the failing command declares, if any; it wins over :data:`EXTRAS`.
+    """
+    name = (getattr(error, "name", None) or "").partition(".")[0]
+    if name not in EXTRAS:
+        return None
+    return declared or EXTRAS[name]
 
 
 @dataclass(frozen=True)
@@ -63,10 +75,13 @@ class LazyCommand:
     Attributes:
         target: ``"package.module:attr"``: a :class:`typer.Typer` or a command function.
         help: The one-line help listed by the parent's ``--help``.
+        extra: The extra the whole command needs, named when an optional module is missing
+            (default: the extra of the missing module, :data:`EXTRAS`).
     """
 
     target: str
     help: str
+    extra: str | None = None
 
 
 class LazyGroup(TyperGroup):
@@ -95,9 +110,10 @@ class LazyGroup(TyperGroup):
         try:
             command = _load(cmd_name, lazy)
         except ImportError as exc:
-            if extra_for(exc) is None:
+            extra = extra_for(exc, lazy.extra)
+            if extra is None:
                 raise
-            raise _missing_extra(f"{ctx.command_path} {cmd_name}", exc) from exc
+            raise _missing_extra(f"{ctx.command_path} {cmd_name}", extra) from exc
         self.commands[cmd_name] = command
         return command
 
@@ -139,10 +155,12 @@ class LazyGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except ImportError as exc:
-            if extra_for(exc) is None:
+            lazy = self.lazy_commands.get(ctx.invoked_subcommand or "")
+            extra = extra_for(exc, lazy.extra if lazy else None)
+            if extra is None:
                 raise
             path = " ".join(filter(None, (ctx.command_path, ctx.invoked_subcommand)))
-            raise _missing_extra(path, exc) from exc
+            raise _missing_extra(path, extra) from exc
 
 
 def lazy_group(commands: Mapping[str, LazyCommand]) -> type[LazyGroup]:
@@ -164,8 +182,7 @@ def _load(name: str, lazy: LazyCommand) -> Command:
     return command
 
 
-def _missing_extra(command_path: str, error: ImportError) -> MissingExtraError:
-    extra = extra_for(error) or ""
+def _missing_extra(command_path: str, extra: str) -> MissingExtraError:
     return MissingExtraError(
         f"{command_path} needs the {extra!r} extra: pip install 'paraagent[{extra}]'", extra=extra
     )
