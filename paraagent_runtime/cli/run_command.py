@@ -133,8 +133,7 @@ async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
     from mcp_servers.toolenv import ToolEnv
 
     items = load_task_items(options)
-    kwargs = {"base_url": options.base_url} if options.base_url else {}
-    policy: Policy = policy_from_spec(options.policy, **kwargs)
+    policy: Policy = policy_from_spec(options.policy, base_url=options.base_url)
     config = AgentConfig(
         mode=options.mode,
         max_turns=options.max_turns,

@@ -68,3 +68,14 @@ def test_help_needs_no_extra() -> None:
     result = run_python(code, blocked=frozenset({"textual", "torch", "faiss"}))
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Usage: paraagent chat [OPTIONS]")
+
+
+def test_the_extra_named_is_the_commands_then_the_modules() -> None:
+    from paraagent_runtime.cli.lazy import extra_for
+
+    numpy = ModuleNotFoundError("No module named 'numpy'", name="numpy")
+    assert extra_for(numpy) == "local"
+    assert extra_for(numpy, "retrieval") == "retrieval"
+    assert extra_for(ModuleNotFoundError(name="textual.app")) == "tui"
+    assert extra_for(ModuleNotFoundError(name="paraagent_runtime.gone"), "train") is None
+    assert extra_for(ImportError("cannot import name 'x'")) is None
