@@ -1,6 +1,7 @@
 """``paraagent chat``: a Textual TUI that makes parallel acting visible and controllable.
 
-The app loads on first use (``tui.ChatApp``), so importing ``tui.cli`` needs no textual.
+The app loads on first use (``tui.ChatApp``), so ``import tui`` needs no textual. The
+``paraagent chat`` command that wires it is :mod:`paraagent_runtime.cli.chat_command`.
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ app = typer.Typer(
                 "Serve a local model over an OpenAI-compatible chat-completions API.",
             ),
             "chat": LazyCommand(
-                "tui.cli:chat_command",
+                "paraagent_runtime.cli.chat_command:chat_command",
                 "Open the Textual chat UI (ToolEnv + the default policy unless told otherwise).",
             ),
             "serve": LazyCommand(

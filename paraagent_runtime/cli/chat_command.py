@@ -1,4 +1,4 @@
-"""``paraagent chat``: the typer command the main CLI mounts (wires ToolEnv, MCP and a policy)."""
+"""``paraagent chat``: the Textual UI (:mod:`tui`) wired to ToolEnv, MCP servers and a policy."""
 
 from __future__ import annotations
 
@@ -9,16 +9,18 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from paraagent_runtime.cli import options
+from . import options
 
 if TYPE_CHECKING:
-    from paraagent_runtime import Policy, ToolSource, Toolspace
+    from ..policy import Policy
+    from ..sources import ToolSource
+    from ..toolspace import Toolspace
 
 __all__ = ["chat_command"]
 
 
 def _policy_factory(base_url: str | None) -> Callable[[str], Policy]:
-    from paraagent_runtime import policy_from_spec
+    from ..policy import policy_from_spec
 
     def build(spec: str) -> Policy:
         return policy_from_spec(spec, base_url=base_url)
@@ -27,12 +29,12 @@ def _policy_factory(base_url: str | None) -> Callable[[str], Policy]:
 
 
 def _toolspace(mcp_config: Path | None, toolenv: list[ToolSource]) -> Toolspace:
-    from paraagent_runtime import Toolspace
-    from paraagent_runtime.search import default_tool_search, index_scope
+    from ..search import default_tool_search, index_scope
+    from ..toolspace import Toolspace
 
     if mcp_config is None:
         return Toolspace(toolenv, search=default_tool_search(index_scope(None)))
-    from paraagent_runtime.mcp import mcp_toolspace
+    from ..mcp import mcp_toolspace
 
     search = default_tool_search(index_scope(mcp_config, with_builtin=bool(toolenv)))
     toolspace = mcp_toolspace(mcp_config, search=search)
@@ -76,9 +78,10 @@ def chat_command(
 ) -> None:
     """Chat with the agent in a terminal UI: phases, parallel calls and their results, live."""
     # First, so that a missing `tui` extra is reported before a model loads.
-    from paraagent_runtime import AgentConfig, UserError
+    from tui.app import run_chat
 
-    from .app import run_chat
+    from ..agent import AgentConfig
+    from ..errors import UserError
 
     sources: list[ToolSource] = []
     if toolenv:

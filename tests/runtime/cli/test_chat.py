@@ -5,8 +5,8 @@ from __future__ import annotations
 import typer
 from typer.testing import CliRunner
 
+from paraagent_runtime.cli.chat_command import chat_command
 from paraagent_runtime.errors import ConfigError, UserError
-from tui.cli import chat_command
 
 
 def _app() -> typer.Typer:
