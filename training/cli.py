@@ -11,8 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from paraagent_runtime import ConfigError, ParaAgentError
-from paraagent_runtime.cli import options
+from paraagent_runtime import DEFAULT_MAX_TURNS, DEFAULT_MODE, MODES, ConfigError, ParaAgentError
 
 from .cli_options import ConfigOption, SetOption, ShowFields
 
@@ -41,7 +40,7 @@ def _fields_table(cls: type) -> Table:
 
 
 def _fail(exc: ParaAgentError) -> typer.Exit:
-    console.print(f"[red]error:[/] {exc}")
+    typer.echo(f"error: {exc}", err=True)
     return typer.Exit(code=2)
 
 
@@ -49,8 +48,10 @@ def _fail(exc: ParaAgentError) -> typer.Exit:
 def demos_command(
     config: ConfigOption = None,
     output_dir: Annotated[Path | None, typer.Option(help="Override output_dir.")] = None,
-    n_tasks: Annotated[int | None, options.n_tasks("Override n_tasks.")] = None,
-    seed: Annotated[int | None, options.seed("Override seed.")] = None,
+    n_tasks: Annotated[
+        int | None, typer.Option("--n-tasks", min=1, help="Override n_tasks.")
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Override seed.")] = None,
     assignments: SetOption = None,
     show_fields: ShowFields = False,
 ) -> None:
@@ -145,18 +146,24 @@ def _print_row(row: object) -> None:
 def eval_command(
     policy: Annotated[
         list[str] | None,
-        options.policy(
-            'Local policy to evaluate (repeatable; default "local", the base model): "local", '
-            '"local:ADAPTER_DIR" (a LoRA adapter on the base), "local:MODEL_DIR", "paraagent".'
+        typer.Option(
+            "--policy",
+            "-p",
+            metavar="SPEC",
+            help='Local policy to evaluate (repeatable; default "local", the base model): "local", '
+            '"local:ADAPTER_DIR" (a LoRA adapter on the base), "local:MODEL_DIR", "paraagent".',
         ),
     ] = None,
     model: Annotated[
         str | None,
         typer.Option(help="Base model directory of the local specs (default: SmolLM2-135M)."),
     ] = None,
-    n_tasks: Annotated[int, options.n_tasks("Held-out tasks per split.")] = 6,
+    n_tasks: Annotated[int, typer.Option("--n-tasks", min=1, help="Held-out tasks per split.")] = 6,
     seed: Annotated[
-        int, options.seed("Task generator seed; also seeds sampling unless --sampling-seed.")
+        int,
+        typer.Option(
+            "--seed", help="Task generator seed; also seeds sampling unless --sampling-seed."
+        ),
     ] = 0,
     sampling_seed: Annotated[
         int | None,
@@ -176,22 +183,31 @@ def eval_command(
         list[str] | None, typer.Option(help="Restrict to these task families (repeatable).")
     ] = None,
     mode: Annotated[
-        list[options.ModeChoice] | None,
-        options.modes(
-            "Agent mode (repeatable: once for every policy, or once per --policy in order; "
-            "default paraact)."
+        list[str] | None,
+        typer.Option(
+            "--mode",
+            "-m",
+            help=f"Agent mode: {', '.join(MODES)} (repeatable: once for every policy, or once "
+            f"per --policy in order; default {DEFAULT_MODE}).",
         ),
     ] = None,
-    max_turns: Annotated[int, options.max_turns()] = options.DEFAULT_MAX_TURNS,
-    max_tokens: Annotated[int, options.max_tokens()] = 192,
-    temperature: Annotated[float, options.temperature()] = 0.0,
+    max_turns: Annotated[
+        int, typer.Option("--max-turns", min=1, help="Turns before an episode gives up.")
+    ] = DEFAULT_MAX_TURNS,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", min=1, help="Tokens per model turn.")
+    ] = 192,
+    temperature: Annotated[
+        float, typer.Option("--temperature", min=0.0, help="Sampling temperature (0 = greedy).")
+    ] = 0.0,
     samples: Annotated[
         int,
         typer.Option(min=1, help="Episodes per task (more than 1 needs --temperature above 0)."),
     ] = 1,
     trajectory: Annotated[Path | None, typer.Option(help="JSONL file for the episodes.")] = None,
     out: Annotated[
-        Path | None, options.out("Write the summaries as JSON here (and a .md table).")
+        Path | None,
+        typer.Option("--out", "-o", help="Write the summaries as JSON here (and a .md table)."),
     ] = None,
     concurrency: Annotated[
         int,
@@ -233,12 +249,15 @@ def eval_command(
             name: generate_tasks(n_tasks, seed=seed, split=name, families=family) for name in splits
         }
         policies = policy or ["local"]
-        modes = [name.value for name in mode or [options.DEFAULT_MODE]]
+        modes = mode or [DEFAULT_MODE]
         if len(modes) not in (1, len(policies)):
             raise ConfigError(
                 f"--mode: give one mode for every policy or one per --policy ({len(policies)}), "
                 f"got {len(modes)}"
             )
+        unknown_modes = sorted(set(modes) - set(MODES))
+        if unknown_modes:
+            raise ConfigError(f"--mode: unknown {', '.join(unknown_modes)}; use {', '.join(MODES)}")
         policy_modes = modes * len(policies) if len(modes) == 1 else modes
         with TrajectoryWriter(trajectory) if trajectory else contextlib.nullcontext() as writer:
             for spec, agent_mode in zip(policies, policy_modes, strict=True):

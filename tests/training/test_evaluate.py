@@ -144,7 +144,7 @@ def test_eval_command_rejects_mismatched_modes(tiny_model: Path, tiny_adapter: P
     remote = CliRunner().invoke(train_app, ["eval", "--policy", "openai:m"])
     assert remote.exit_code == 2 and "runs local models" in remote.output
     for modes, message in ((["react", "paraact"], "one per --policy (1), got 2"),
-                           (["serial"], "'serial' is not one of")):  # fmt: skip
+                           (["serial"], "unknown serial")):  # fmt: skip
         flags = [flag for name in modes for flag in ("--mode", name)]
         result = CliRunner().invoke(train_app, [*args, *flags])
         assert result.exit_code == 2 and message in result.output, result.output

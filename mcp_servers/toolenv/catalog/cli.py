@@ -11,7 +11,6 @@ import typer
 from rich.console import Console
 
 from paraagent_runtime import ConfigError
-from paraagent_runtime.cli import options
 
 from ..serve import serve_command
 from .build import build_catalog, default_sources, load_catalog
@@ -58,7 +57,9 @@ def parse_source_options(options: list[str] | None, *, only: bool = False) -> di
 def build_command(
     source: SourceOption = None,
     only: OnlyOption = False,
-    out: Annotated[Path | None, options.out("Write here instead of the cache.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write here instead of the cache.")
+    ] = None,
 ) -> None:
     """Import every source and store the catalog compactly in the cache."""
     console = Console(stderr=True)
