@@ -3,7 +3,10 @@
 Each function returns a :func:`typer.Option` with the canonical flag names (and its range);
 the ``help`` argument only says what the option does in that command. Commands annotate
 their parameters with them, e.g. ``seed: Annotated[int, options.seed("ToolEnv world seed.")] = 0``.
-Importing this module costs typer only, so every ``--help`` stays fast.
+The sub-apps of other packages (``train``, ``toolenv``) must not import the composition root
+that mounts them, so they spell the same flags themselves; ``tests/runtime/cli/test_options.py``
+checks every command of the tree against these spellings. Importing this module costs typer
+only, so every ``--help`` stays fast.
 """
 
 from __future__ import annotations
