@@ -440,7 +440,7 @@ class ChatApp(App[None]):
             return
         if self.policy_factory is None:
             raise UserError(
-                "this session cannot switch models (start it with `paraagent chat --model NAME`)"
+                "this session cannot switch models (it was started without a policy_factory)"
             )
         if self.running:
             raise UserError("a task is running: cancel it (Esc) before switching models")
