@@ -43,10 +43,6 @@ app = typer.Typer(
     ),
     cls=lazy_group(
         {
-            "serve-model": LazyCommand(
-                "paraagent_runtime.cli.serve_model_command:serve_model_command",
-                "Serve a local model over an OpenAI-compatible chat-completions API.",
-            ),
             "chat": LazyCommand(
                 "paraagent_runtime.cli.chat_command:chat_command",
                 "Open the Textual chat UI (ToolEnv + the default policy unless told otherwise).",
@@ -54,6 +50,13 @@ app = typer.Typer(
             "serve": LazyCommand(
                 "paraagent_runtime.cli.serve_command:serve_command",
                 "Serve paraagent (run_task and the search_tools/call_tool gateway) over MCP.",
+            ),
+            "serve-model": LazyCommand(
+                "paraagent_runtime.cli.serve_model_command:serve_model_command",
+                "Serve a local model over an OpenAI-compatible chat-completions API.",
+            ),
+            "eval": LazyCommand(
+                "paraagent_runtime.cli.app:eval_app", "Evaluate retrieval and agents."
             ),
             "toolenv": LazyCommand(
                 "mcp_servers.toolenv.catalog.cli:toolenv_app",
@@ -76,7 +79,6 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode=None,
 )
-app.add_typer(eval_app)
 
 
 @app.callback()

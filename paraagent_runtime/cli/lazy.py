@@ -2,9 +2,10 @@
 
 A :class:`LazyGroup` knows each lazy sub-command by name, a ``"module:attr"`` target and a
 one-line help; it imports the target only when the command runs (or its own ``--help`` is
-asked for), never to list the names. A target is a :class:`typer.Typer` (a sub-app) or a
-typer-annotated command function. A missing optional dependency, while loading or running a
-command, becomes a :class:`~paraagent_runtime.errors.MissingExtraError` naming the extra.
+asked for), never to list the names. A target is a :class:`typer.Typer` (a sub-app, always a
+group) or a typer-annotated command function. A missing optional dependency, while loading or
+running a command, becomes a :class:`~paraagent_runtime.errors.MissingExtraError` naming the
+extra.
 """
 
 from __future__ import annotations
@@ -172,7 +173,7 @@ def _load(name: str, lazy: LazyCommand) -> Command:
     module_name, _, attr = lazy.target.partition(":")
     target = getattr(importlib.import_module(module_name), attr)
     if isinstance(target, typer.Typer):
-        command = typer.main.get_command(target)
+        command: Command = typer.main.get_group(target)
     else:
         holder = typer.Typer(add_completion=False, rich_markup_mode=None)
         holder.command(name, short_help=lazy.help)(target)
