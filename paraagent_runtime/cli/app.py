@@ -95,7 +95,7 @@ def _global(
         handler.setLevel(level)
 
 
-@app.command()
+@app.command(short_help="Run the agent on tasks: the phase trace, the answers, a summary.")
 def run(
     task: Annotated[str | None, typer.Argument(help="A task in natural language.")] = None,
     tasks: Annotated[
