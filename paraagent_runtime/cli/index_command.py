@@ -51,7 +51,7 @@ _CHECKPOINT = 5000
 CatalogOption = Annotated[
     str,
     typer.Option(
-        "--catalog", "-c", help="builtin, full (the ToolEnv catalog) or a PATH.jsonl of ToolSpecs."
+        "--catalog", help="builtin, full (the ToolEnv catalog) or a PATH.jsonl of ToolSpecs."
     ),
 ]
 ModelOption = Annotated[

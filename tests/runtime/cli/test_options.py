@@ -58,6 +58,15 @@ def test_shared_flags_keep_their_short_form_everywhere() -> None:
         assert not RETIRED & set(flags), (path, flags)
 
 
+def test_a_short_flag_means_one_long_flag() -> None:
+    meanings: dict[str, set[str]] = {}
+    for _, flags in _every_option():
+        long = next(flag for flag in flags if flag.startswith("--"))
+        for short in (flag for flag in flags if not flag.startswith("--")):
+            meanings.setdefault(short, set()).add(long)
+    assert {short: longs for short, longs in meanings.items() if len(longs) > 1} == {}
+
+
 def test_modes_are_a_choice_of_the_runtime_modes() -> None:
     from paraagent_runtime.modes import DEFAULT_MODE, MODES
 

@@ -83,7 +83,8 @@ def test_search_over_a_jsonl_catalog(cli, tmp_path, capsys) -> None:
     root = str(tmp_path / "idx")
     assert cli(["index", "build", "--catalog", str(path), "--index-dir", root]) == 0
     capsys.readouterr()
-    assert cli(["index", "search", "penguin food", "-c", str(path), "--index-dir", root]) == 0
+    argv = ["index", "search", "penguin food", "--catalog", str(path), "--index-dir", root]
+    assert cli(argv) == 0
     out = capsys.readouterr().out
     assert "zoo/feed_penguins" in out.split("│ 1 ")[1].splitlines()[0]
     assert len(list((tmp_path / "idx").glob("file-tools-*/tool-index-*.npz"))) == 1
@@ -122,7 +123,7 @@ def test_bad_jsonl_catalogs_are_config_errors(cli, capsys, tmp_path) -> None:
         read_tool_specs(empty)
     with pytest.raises(ConfigError, match=r"broken.jsonl:2: not a ToolSpec"):
         read_tool_specs(broken)
-    assert cli(["index", "build", "-c", str(broken), "--index-dir", str(tmp_path)]) == 2
+    assert cli(["index", "build", "--catalog", str(broken), "--index-dir", str(tmp_path)]) == 2
     assert "broken.jsonl:2" in _one_line_error(capsys)
 
 
@@ -156,11 +157,11 @@ def test_search_after_the_catalog_changed_re_embeds_instead_of_serving_stale_vec
     other = ToolSpec(id="bank/open_account", description="Open a new savings account.")
     path.write_text("\n".join(tool.model_dump_json() for tool in (old, other)))
     root = str(tmp_path / "idx")
-    assert cli(["index", "build", "-c", str(path), "--index-dir", root]) == 0
+    assert cli(["index", "build", "--catalog", str(path), "--index-dir", root]) == 0
     changed = ToolSpec(id="zoo/feed_penguins", description="Order violin strings and rosin.")
     path.write_text("\n".join(tool.model_dump_json() for tool in (changed, other)))
     capsys.readouterr()
-    argv = ["index", "search", "violin strings", "-c", str(path), "--index-dir", root]
+    argv = ["index", "search", "violin strings", "--catalog", str(path), "--index-dir", root]
     assert cli([*argv, "--retriever", "dense"]) == 0
     first = capsys.readouterr().out.split("│ 1 ")[1].splitlines()[0]
     cells = [cell.strip() for cell in first.split("│")]
