@@ -39,7 +39,8 @@ def eval_retrieval_command(
     ),
     out: Annotated[Path, options.out("Where to write JSON and PNG.")] = Path("runs/eval_retrieval"),
     model: Annotated[
-        str | None, typer.Option(help="Local sentence-transformers model directory.")
+        str | None,
+        typer.Option("--encoder", help="Local sentence-transformers model directory."),
     ] = None,
     index_dir: Annotated[
         Path | None,

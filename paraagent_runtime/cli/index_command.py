@@ -56,7 +56,7 @@ CatalogOption = Annotated[
 ]
 ModelOption = Annotated[
     Path | None,
-    typer.Option("--model", help="Local sentence-transformers model directory (default MiniLM)."),
+    typer.Option("--encoder", help="Local sentence-transformers model directory (default MiniLM)."),
 ]
 IndexDirOption = Annotated[
     Path | None,
