@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from .tasks import (
         SPLITS,
         AnswerFact,
+        EpisodeMetrics,
         GoldCall,
         PinnedResponse,
         Task,
@@ -90,6 +91,7 @@ __all__ = [
     "DispatchConfig",
     "Episode",
     "EpisodeFinished",
+    "EpisodeMetrics",
     "ErrorEvent",
     "FunctionTool",
     "FunctionToolSource",
@@ -179,6 +181,7 @@ _WHERE: dict[str, str] = {
     "ToolSource": "sources",
     "SPLITS": "tasks",
     "AnswerFact": "tasks",
+    "EpisodeMetrics": "tasks",
     "GoldCall": "tasks",
     "PinnedResponse": "tasks",
     "Task": "tasks",

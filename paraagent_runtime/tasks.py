@@ -24,6 +24,7 @@ from .errors import ConfigError
 __all__ = [
     "SPLITS",
     "AnswerFact",
+    "EpisodeMetrics",
     "GoldCall",
     "Group",
     "PinnedResponse",
@@ -140,6 +141,40 @@ class Task(BaseModel):
     def width(self) -> int:
         """The most calls that can run in one parallel turn."""
         return max((len(level) for level in self.levels()), default=0)
+
+
+class EpisodeMetrics(BaseModel):
+    """The numbers of one episode on one task: what evaluations report and training reads back.
+
+    ``execute_turns`` is the episode's critical path in tool turns, ``gold_depth`` the fewest
+    such turns that can solve the task; ``sim_wall_s`` is the simulated wall-clock (model time
+    plus the slowest call of each turn); ``recall`` the share of gold tools the episode surfaced.
+    """
+
+    task_id: str
+    family: str
+    group: str
+    mode: str
+    status: str
+    success: bool
+    score: float
+    turns: int
+    explore_turns: int
+    execute_turns: int
+    tool_calls: int
+    execute_calls: int
+    gold_calls: int
+    gold_depth: int
+    llm_s: float
+    sim_tools_s: float
+    sim_wall_s: float
+    recall: float
+    format_error_turns: int = 0
+
+    @property
+    def calls_per_execute_turn(self) -> float:
+        """Mean non-meta calls per execute turn (0 when there was none)."""
+        return self.execute_calls / self.execute_turns if self.execute_turns else 0.0
 
 
 def resolve_path(outputs: dict[str, Any], reference: str) -> Any:

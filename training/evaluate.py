@@ -19,12 +19,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mcp_servers.toolenv.evaluation import EpisodeMetrics, EvalConfig, evaluate_toolenv
+from mcp_servers.toolenv.evaluation import EvalConfig, evaluate_toolenv
 from paraagent_runtime import (
     DEFAULT_MAX_TURNS,
     SPLITS,
     ConfigError,
     Episode,
+    EpisodeMetrics,
     Policy,
     SamplingParams,
     Task,

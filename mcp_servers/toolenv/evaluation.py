@@ -42,6 +42,7 @@ from paraagent_runtime import (
     AgentMode,
     ConfigError,
     Episode,
+    EpisodeMetrics,
     Policy,
     SamplingParams,
     Task,
@@ -62,7 +63,6 @@ from .tasks import generate_tasks
 
 __all__ = [
     "CATALOGS",
-    "EpisodeMetrics",
     "EvalConfig",
     "EvalReport",
     "ModeSummary",
@@ -168,35 +168,6 @@ class EvalConfig:
         if self.llm_turn_s is not None and self.llm_turn_s < 0:
             raise ConfigError(f"--llm-turn-s: must be >= 0, got {self.llm_turn_s}")
         self.modes = parse_modes(self.modes)
-
-
-class EpisodeMetrics(BaseModel):
-    """The numbers of one episode on one task."""
-
-    task_id: str
-    family: str
-    group: str
-    mode: str
-    status: str
-    success: bool
-    score: float
-    turns: int
-    explore_turns: int
-    execute_turns: int
-    tool_calls: int
-    execute_calls: int
-    gold_calls: int
-    gold_depth: int
-    llm_s: float
-    sim_tools_s: float
-    sim_wall_s: float
-    recall: float
-    format_error_turns: int = 0
-
-    @property
-    def calls_per_execute_turn(self) -> float:
-        """Mean non-meta calls per execute turn (0 when there was none)."""
-        return self.execute_calls / self.execute_turns if self.execute_turns else 0.0
 
 
 class ModeSummary(BaseModel):

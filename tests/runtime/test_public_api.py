@@ -37,6 +37,7 @@ PUBLIC = [
     "DispatchConfig",
     "Episode",
     "EpisodeFinished",
+    "EpisodeMetrics",
     "ErrorEvent",
     "FunctionTool",
     "FunctionToolSource",

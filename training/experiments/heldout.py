@@ -23,8 +23,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from mcp_servers.toolenv import generate_tasks
-from mcp_servers.toolenv.evaluation import EpisodeMetrics
-from paraagent_runtime import ConfigError, Task
+from paraagent_runtime import ConfigError, EpisodeMetrics, Task
 from training.evaluate import check_eval_decoding, read_metrics
 from training.rl.config import RLConfig
 

@@ -16,8 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from mcp_servers.toolenv.evaluation import EpisodeMetrics
-from paraagent_runtime import ConfigError
+from paraagent_runtime import ConfigError, EpisodeMetrics
 from paraagent_runtime.plotting import pyplot, save_figure
 from training.evaluate import optional_cell, read_metrics
 

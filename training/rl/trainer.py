@@ -40,12 +40,12 @@ from typing import Any
 import torch
 
 from mcp_servers.toolenv import ToolEnv
-from mcp_servers.toolenv.evaluation import EpisodeMetrics
 from paraagent_runtime import (
     Agent,
     AgentConfig,
     ConfigError,
     Episode,
+    EpisodeMetrics,
     Policy,
     SamplingParams,
     Task,

@@ -11,8 +11,9 @@ import typer
 from typer.testing import CliRunner
 
 from mcp_servers.toolenv import generate_tasks
-from mcp_servers.toolenv.evaluation import EpisodeMetrics, EvalConfig, evaluate_toolenv
+from mcp_servers.toolenv.evaluation import EvalConfig, evaluate_toolenv
 from mcp_servers.toolenv.oracle import oracle_policy
+from paraagent_runtime import EpisodeMetrics
 from paraagent_runtime.cli.eval_toolenv import eval_toolenv_command
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.modes import AgentMode

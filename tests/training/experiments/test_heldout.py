@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_servers.toolenv.evaluation import EpisodeMetrics
+from paraagent_runtime import EpisodeMetrics
 from paraagent_runtime.errors import ConfigError
 from training.experiments.heldout import DepthScore, Heldout, HeldoutScore, paired_difference
 

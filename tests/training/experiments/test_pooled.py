@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mcp_servers.toolenv.evaluation import EpisodeMetrics
+from paraagent_runtime import EpisodeMetrics
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.trajectory import Episode, TrajectoryWriter
 from training.experiments.heldout import HeldoutScore, cached_score, save_score
