@@ -54,7 +54,7 @@ def serve_command(
     """Serve paraagent (run_task and the search_tools/call_tool gateway) over stdio or HTTP."""
     import asyncio
 
-    from ..mcp.cli import serve_mcp_config
+    from ..mcp.serving import serve_mcp_config
 
     asyncio.run(
         serve_mcp_config(

@@ -1,4 +1,4 @@
-"""The toolspace over an MCP config, and paraagent served in front of it (``paraagent serve``).
+"""paraagent served in front of the servers of an MCP config: the library side of `serve`.
 
 The command itself lives in the composition root (:mod:`paraagent_runtime.cli.serve_command`).
 """
