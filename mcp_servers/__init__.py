@@ -1,1 +1,1 @@
-"""Package."""
+"""MCP servers paraagent ships: ToolEnv, the simulator of real tool interfaces."""
