@@ -9,7 +9,7 @@ export TOKENIZERS_PARALLELISM := false
 
 CORE := .venv-core
 
-.PHONY: run test venv bench check-core clean
+.PHONY: run test lint venv bench check-core clean
 
 venv: $(STAMP)
 
@@ -29,6 +29,10 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not gpu" tests
 
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
 # A bare install (no extras): `paraagent run --help` works and `paraagent chat` names its extra.
 check-core: $(CORE)/.installed
 	$(CORE)/bin/paraagent run --help > /dev/null
@@ -41,7 +45,7 @@ check-core: $(CORE)/.installed
 	@echo "check-core: ok"
 
 $(CORE)/.installed: pyproject.toml
-	@test -x $(CORE)/bin/python || $(PYTHON) -m venv $(CORE)
+	@test -x $(CORE)/bin/python || $(PYTHON) -m venv $(CORE) || python3 -m venv $(CORE)
 	$(CORE)/bin/python -m pip install --quiet -e .
 	@touch $@
 

@@ -39,6 +39,7 @@ TOOLOMNI_CONTEXT = {
 _GRID_WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 _GRID_RRF_K = (5.0, 20.0, 60.0)
 
+
 @dataclass(frozen=True)
 class FusionChoice:
     """One fusion setting of the tuning grid."""
