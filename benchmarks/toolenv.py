@@ -30,8 +30,8 @@ from paraagent_runtime.mcp import MCPServerConfig
 
 CONCURRENCY = (1, 16, 256)
 _SERVE = (
-    "from mcp_servers.toolenv.serve import Transport, serve_command; "
-    "serve_command(transport=Transport({t!r}), port={p})"
+    "from mcp_servers.toolenv.serve import Transport, serve_catalog; "
+    "serve_catalog(transport=Transport({t!r}), port={p})"
 )
 
 

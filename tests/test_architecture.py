@@ -17,6 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("paraagent_runtime", "mcp_servers", "training", "tui", "benchmarks")
 COMPOSITION_ROOT = "paraagent_runtime.cli"
+# The one module of the composition root that command modules elsewhere may import.
+SHARED_OPTIONS = "paraagent_runtime.cli.options"
 
 # Which of our packages each package may import (besides itself).
 ALLOWED: dict[str, frozenset[str]] = {
@@ -67,11 +69,25 @@ def _imports_of(path: Path) -> list[Import]:
                 )
             elif isinstance(child, ast.ImportFrom):
                 target = _resolve(module, path.name == "__init__.py", child)
-                found.append(Import(module, target, child.lineno, top_level))
+                # ``from package import module`` imports that module (``options``, ``cli``);
+                # any other name imported is the package's (or module's) own.
+                submodules = [
+                    f"{target}.{alias.name}"
+                    for alias in child.names
+                    if _is_module(f"{target}.{alias.name}")
+                ]
+                if len(submodules) < len(child.names):
+                    submodules.append(target)
+                found.extend(Import(module, name, child.lineno, top_level) for name in submodules)
             visit(child, nested)
 
     visit(tree, True)
     return found
+
+
+def _is_module(name: str) -> bool:
+    path = ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def _all_imports() -> list[Import]:
@@ -119,14 +135,19 @@ def eager_compositions(imports: list[Import]) -> list[str]:
 
 
 def _is_cli(name: str) -> bool:
-    return _is_under(name, COMPOSITION_ROOT) or name.split(".")[-1] in {"cli", "cli_options", "__main__"}
+    return _is_under(name, COMPOSITION_ROOT) or name.split(".")[-1] in {
+        "cli",
+        "cli_options",
+        "__main__",
+    }
 
 
 def reaching_into_the_cli(imports: list[Import]) -> list[str]:
     """Imports of command modules by library code or by another package's commands.
 
     Library helpers belong in library modules; only the composition root and a package's own
-    commands import a package's command modules.
+    commands import a package's command modules. The shared flags are the exception: every
+    command module may import :data:`SHARED_OPTIONS`, their one home (library modules may not).
     """
     return [
         f"{item.module}:{item.line} imports {item.target}"
@@ -134,6 +155,7 @@ def reaching_into_the_cli(imports: list[Import]) -> list[str]:
         if _is_cli(item.target)
         and not _is_under(item.module, COMPOSITION_ROOT)
         and not (_is_cli(item.module) and _top(item.module) == _top(item.target))
+        and not (_is_cli(item.module) and item.target == SHARED_OPTIONS)
     ]
 
 
@@ -185,7 +207,9 @@ def test_the_tree_follows_the_dependency_rule(rule) -> None:
         (packages_breaking_the_rule, Import("mcp_servers.toolenv.x", "training.algo", 3, True)),
         (packages_breaking_the_rule, Import("tui.app", "mcp_servers.toolenv", 3, False)),
         (eager_compositions, Import("paraagent_runtime.cli.app", "tui.cli", 3, True)),
-        (reaching_into_the_cli, Import("tui.cli", "paraagent_runtime.cli.options", 3, True)),
+        (reaching_into_the_cli, Import("tui.app", "paraagent_runtime.cli.options", 3, True)),
+        (reaching_into_the_cli, Import("training.cli", "paraagent_runtime.cli.app", 3, True)),
+        (reaching_into_the_cli, Import("training.cli", "paraagent_runtime.cli", 3, True)),
         (reaching_into_the_cli, Import("tui.cli", "paraagent_runtime.mcp.cli", 3, False)),
         (reaching_into_the_cli, Import("tui.app", "tui.cli", 3, True)),
         (algorithms_importing_the_simulator, Import("training.algo.r", "mcp_servers.x", 3, True)),
@@ -196,6 +220,26 @@ def test_each_rule_flags_its_offender(rule, offender: Import) -> None:
     flagged = rule([offender])
     assert len(flagged) == 1
     assert flagged[0].startswith(f"{offender.module}:3 imports {offender.target}")
+
+
+@pytest.mark.parametrize(
+    ("module", "flagged"),
+    [
+        ("tui.app", True),
+        ("training.rl.config", True),
+        ("training.cli", False),
+        ("training.rl.cli", False),
+        ("mcp_servers.toolenv.catalog.cli", False),
+    ],
+)
+def test_only_command_modules_share_the_options(module: str, flagged: bool) -> None:
+    found = reaching_into_the_cli([Import(module, SHARED_OPTIONS, 3, True)])
+    assert bool(found) is flagged, found
+
+
+def test_from_package_import_module_names_the_module() -> None:
+    shared = [item for item in IMPORTS if item.target == SHARED_OPTIONS]
+    assert {"training.cli", "paraagent_runtime.cli.app"} <= {item.module for item in shared}
 
 
 def test_lazy_composition_is_allowed() -> None:

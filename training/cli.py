@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from paraagent_runtime import DEFAULT_MAX_TURNS, DEFAULT_MODE, MODES, ConfigError, ParaAgentError
+from paraagent_runtime.cli import options
 
 from .cli_options import ConfigOption, SetOption, ShowFields
 
@@ -48,10 +49,8 @@ def _fail(exc: ParaAgentError) -> typer.Exit:
 def demos_command(
     config: ConfigOption = None,
     output_dir: Annotated[Path | None, typer.Option(help="Override output_dir.")] = None,
-    n_tasks: Annotated[
-        int | None, typer.Option("--n-tasks", min=1, help="Override n_tasks.")
-    ] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Override seed.")] = None,
+    n_tasks: Annotated[int | None, options.n_tasks("Override n_tasks.")] = None,
+    seed: Annotated[int | None, options.seed("Override seed.")] = None,
     assignments: SetOption = None,
     show_fields: ShowFields = False,
 ) -> None:
@@ -146,24 +145,18 @@ def _print_row(row: object) -> None:
 def eval_command(
     policy: Annotated[
         list[str] | None,
-        typer.Option(
-            "--policy",
-            "-p",
-            metavar="SPEC",
-            help='Local policy to evaluate (repeatable; default "local", the base model): "local", '
-            '"local:ADAPTER_DIR" (a LoRA adapter on the base), "local:MODEL_DIR", "paraagent".',
+        options.policy(
+            'Local policy to evaluate (repeatable; default "local", the base model): "local", '
+            '"local:ADAPTER_DIR" (a LoRA adapter on the base), "local:MODEL_DIR", "paraagent".'
         ),
     ] = None,
     model: Annotated[
         str | None,
         typer.Option(help="Base model directory of the local specs (default: SmolLM2-135M)."),
     ] = None,
-    n_tasks: Annotated[int, typer.Option("--n-tasks", min=1, help="Held-out tasks per split.")] = 6,
+    n_tasks: Annotated[int, options.n_tasks("Held-out tasks per split.")] = 6,
     seed: Annotated[
-        int,
-        typer.Option(
-            "--seed", help="Task generator seed; also seeds sampling unless --sampling-seed."
-        ),
+        int, options.seed("Task generator seed; also seeds sampling unless --sampling-seed.")
     ] = 0,
     sampling_seed: Annotated[
         int | None,
@@ -184,22 +177,16 @@ def eval_command(
     ] = None,
     mode: Annotated[
         list[str] | None,
-        typer.Option(
-            "--mode",
-            "-m",
-            help=f"Agent mode: {', '.join(MODES)} (repeatable: once for every policy, or once "
-            f"per --policy in order; default {DEFAULT_MODE}).",
+        options.modes(
+            f"Agent mode: {', '.join(MODES)} (repeatable: once for every policy, or once "
+            f"per --policy in order; default {DEFAULT_MODE})."
         ),
     ] = None,
-    max_turns: Annotated[
-        int, typer.Option("--max-turns", min=1, help="Turns before an episode gives up.")
-    ] = DEFAULT_MAX_TURNS,
-    max_tokens: Annotated[
-        int, typer.Option("--max-tokens", min=1, help="Tokens per model turn.")
-    ] = 192,
-    temperature: Annotated[
-        float, typer.Option("--temperature", min=0.0, help="Sampling temperature (0 = greedy).")
-    ] = 0.0,
+    max_turns: Annotated[int, options.max_turns("Turns before an episode gives up.")] = (
+        DEFAULT_MAX_TURNS
+    ),
+    max_tokens: Annotated[int, options.max_tokens("Tokens per model turn.")] = 192,
+    temperature: Annotated[float, options.temperature("Sampling temperature (0 = greedy).")] = 0.0,
     samples: Annotated[
         int,
         typer.Option(min=1, help="Episodes per task (more than 1 needs --temperature above 0)."),
@@ -207,7 +194,7 @@ def eval_command(
     trajectory: Annotated[Path | None, typer.Option(help="JSONL file for the episodes.")] = None,
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Write the summaries as JSON here (and a .md table)."),
+        options.out("Write the summaries as JSON here (and a .md table)."),
     ] = None,
     concurrency: Annotated[
         int,

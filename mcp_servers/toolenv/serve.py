@@ -1,18 +1,16 @@
-"""``paraagent toolenv serve``: the ToolEnv catalog over MCP (stdio or streamable HTTP).
+"""The ToolEnv catalog served over MCP (stdio or streamable HTTP): :func:`serve_catalog`.
 
-``--catalog builtin`` serves the 69 built-in tools; ``--catalog full`` adds every record of the
-cached real catalog (built on first use). ``--gateway`` exposes ``search_tools`` + ``call_tool``
-instead of the (paged) tool list.
+The ``builtin`` catalog is the 69 built-in tools; ``full`` adds every record of the cached real
+catalog (built on first use). ``gateway`` exposes ``search_tools`` + ``call_tool`` instead of the
+(paged) tool list. The command ``paraagent toolenv serve`` lives in :mod:`.catalog.cli`.
 """
 
 from __future__ import annotations
 
 import logging
 from enum import Enum
-from typing import Annotated
 
 import anyio
-import typer
 
 from paraagent_runtime import ConfigError
 
@@ -21,7 +19,7 @@ from .records import ToolRecord
 from .server import DEFAULT_PAGE_SIZE, build_server
 from .source import ToolEnv
 
-__all__ = ["CatalogChoice", "Transport", "catalog_records", "serve_command"]
+__all__ = ["CatalogChoice", "Transport", "catalog_records", "serve_catalog"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,25 +57,32 @@ def catalog_records(choice: CatalogChoice | str) -> list[ToolRecord]:
     return records
 
 
-def serve_command(
-    transport: Annotated[
-        Transport, typer.Option(help="stdio (for MCP clients that spawn it) or http.")
-    ] = Transport.stdio,
-    catalog: Annotated[
-        CatalogChoice, typer.Option(help="builtin (69 tools) or full (the real catalog).")
-    ] = CatalogChoice.builtin,
-    gateway: Annotated[
-        bool,
-        typer.Option("--gateway", help="Serve search_tools + call_tool instead of every tool."),
-    ] = False,
-    seed: Annotated[int, typer.Option(help="World seed.")] = 0,
-    host: Annotated[str, typer.Option(help="HTTP host.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="HTTP port.")] = 8765,
-    page_size: Annotated[int, typer.Option(help="Tools per tools/list page.")] = DEFAULT_PAGE_SIZE,
+def serve_catalog(
+    catalog: CatalogChoice | str = CatalogChoice.builtin,
+    *,
+    transport: Transport = Transport.stdio,
+    gateway: bool = False,
+    seed: int = 0,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    page_size: int = DEFAULT_PAGE_SIZE,
 ) -> None:
-    """Serve the ToolEnv catalog over MCP: plain paged tools or a search/call gateway."""
+    """Serve a ToolEnv catalog over MCP until the transport closes.
+
+    Args:
+        catalog: ``builtin`` (69 tools) or ``full`` (the real catalog too).
+        transport: stdio (for MCP clients that spawn it) or streamable HTTP.
+        gateway: Serve ``search_tools`` + ``call_tool`` instead of every tool.
+        seed: The world seed of the simulated tools.
+        host: The HTTP bind address.
+        port: The HTTP port.
+        page_size: Tools per ``tools/list`` page.
+
+    Raises:
+        ConfigError: An unknown catalog or a page size under 1.
+    """
     if page_size < 1:
-        raise typer.BadParameter(f"must be at least 1, got {page_size}", param_hint="--page-size")
+        raise ConfigError(f"page_size must be at least 1, got {page_size}")
     env = ToolEnv(catalog_records(catalog), seed=seed)
     server = build_server(env, page_size=page_size, gateway=gateway)
     logger.info("serving %d ToolEnv tools over %s", len(env.records), transport.value)

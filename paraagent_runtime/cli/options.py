@@ -3,10 +3,12 @@
 Each function returns a :func:`typer.Option` with the canonical flag names (and its range);
 the ``help`` argument only says what the option does in that command. Commands annotate
 their parameters with them, e.g. ``seed: Annotated[int, options.seed("ToolEnv world seed.")] = 0``.
-The sub-apps of other packages (``train``, ``toolenv``) must not import the composition root
-that mounts them, so they spell the same flags themselves; ``tests/runtime/cli/test_options.py``
-checks every command of the tree against these spellings. Importing this module costs typer
-only, so every ``--help`` stays fast.
+This module is the one home of those flags: the command modules of other packages
+(``training.cli``, ``training.rl.cli``, ``mcp_servers.toolenv.catalog.cli``) import it too, the one
+part of the composition root they may import (``tests/test_architecture.py``; library modules may
+not). ``tests/runtime/cli/test_options.py`` checks that no command spells a shared flag itself.
+Importing this module costs typer and :mod:`paraagent_runtime.modes` only, so every ``--help``
+stays fast.
 """
 
 from __future__ import annotations

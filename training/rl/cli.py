@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from paraagent_runtime import ConfigError, ParaAgentError
+from paraagent_runtime.cli import options
 from training.cli_options import SetOption
 
 if TYPE_CHECKING:
@@ -112,9 +113,7 @@ def ablation(
         list[str] | None,
         typer.Option(help="Estimators to compare (repeat; default grpo, multilevel)."),
     ] = None,
-    seed: Annotated[
-        list[int] | None, typer.Option("--seed", help="Seeds (repeat; default 0 and 1).")
-    ] = None,
+    seed: Annotated[list[int] | None, options.seed("Seeds (repeat; default 0 and 1).")] = None,
     window: Annotated[int, typer.Option(help="Final steps averaged into the table.")] = 5,
     heldout_tasks: Annotated[
         int, typer.Option(help="Held-out test-seen tasks for the start and each final policy.")
@@ -203,9 +202,7 @@ def pool(
     baseline: Annotated[
         str, typer.Option(help="The label every other one is compared to, paired by task.")
     ] = "start",
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Also write the pooled scores as JSON.")
-    ] = None,
+    out: Annotated[Path | None, options.out("Also write the pooled scores as JSON.")] = None,
     plot: Annotated[
         Path | None, typer.Option(help="Also draw success and facts stated per policy (PNG).")
     ] = None,

@@ -1,4 +1,4 @@
-"""``paraagent toolenv catalog build`` and ``paraagent toolenv stats`` (a typer sub-app)."""
+"""``paraagent toolenv``: ``catalog build``, ``stats`` and ``serve`` (a typer sub-app)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ import typer
 from rich.console import Console
 
 from paraagent_runtime import ConfigError
+from paraagent_runtime.cli import options
 
-from ..serve import serve_command
+from ..serve import CatalogChoice, Transport, serve_catalog
+from ..server import DEFAULT_PAGE_SIZE
 from .build import build_catalog, default_sources, load_catalog
 from .stats import catalog_stats, stats_tables
 from .store import catalog_path, save_catalog
@@ -27,7 +29,6 @@ toolenv_app = typer.Typer(
 )
 catalog_app = typer.Typer(help="Build the catalog of real tool interfaces.", no_args_is_help=True)
 toolenv_app.add_typer(catalog_app, name="catalog")
-toolenv_app.command("serve")(serve_command)
 
 SourceOption = Annotated[
     list[str] | None,
@@ -53,13 +54,42 @@ def parse_source_options(options: list[str] | None, *, only: bool = False) -> di
     return sources
 
 
+@toolenv_app.command("serve")
+def serve_command(
+    transport: Annotated[
+        Transport, typer.Option(help="stdio (for MCP clients that spawn it) or http.")
+    ] = Transport.stdio,
+    catalog: Annotated[
+        CatalogChoice, typer.Option(help="builtin (69 tools) or full (the real catalog).")
+    ] = CatalogChoice.builtin,
+    gateway: Annotated[
+        bool,
+        typer.Option("--gateway", help="Serve search_tools + call_tool instead of every tool."),
+    ] = False,
+    seed: Annotated[int, options.seed("World seed.")] = 0,
+    host: Annotated[str, typer.Option(help="HTTP host.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP port.")] = 8765,
+    page_size: Annotated[int, typer.Option(help="Tools per tools/list page.")] = DEFAULT_PAGE_SIZE,
+) -> None:
+    """Serve the ToolEnv catalog over MCP: plain paged tools or a search/call gateway."""
+    if page_size < 1:
+        raise typer.BadParameter(f"must be at least 1, got {page_size}", param_hint="--page-size")
+    serve_catalog(
+        catalog,
+        transport=transport,
+        gateway=gateway,
+        seed=seed,
+        host=host,
+        port=port,
+        page_size=page_size,
+    )
+
+
 @catalog_app.command("build")
 def build_command(
     source: SourceOption = None,
     only: OnlyOption = False,
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write here instead of the cache.")
-    ] = None,
+    out: Annotated[Path | None, options.out("Write here instead of the cache.")] = None,
 ) -> None:
     """Import every source and store the catalog compactly in the cache."""
     console = Console(stderr=True)
