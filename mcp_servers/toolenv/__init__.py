@@ -14,30 +14,34 @@ lives in :mod:`paraagent_runtime`; ToolEnv generates tasks and replays them.
 
 from __future__ import annotations
 
-from .builtin import builtin_handlers, builtin_records
-from .catalog_tasks import (
-    CatalogHoldout,
-    CatalogTaskGenerator,
-    catalog_holdout,
-    catalog_task_env,
-    generate_catalog_tasks,
-)
-from .errors import (
-    ToolEnvArgumentError,
-    ToolEnvError,
-    ToolEnvHTTPError,
-    ToolEnvNotFoundError,
-    ToolEnvTimeoutError,
-    ToolEnvTransientError,
-    ToolEnvTruncatedError,
-    ToolEnvUnknownToolError,
-)
-from .llm_simulator import LLMResponseCache, LLMSimulator
-from .records import ToolRecord
-from .simulator import LatencyModel, ToolEnvSimulator
-from .source import ToolEnv, ToolEnvSource, toolenv_sources
-from .tasks import builtin_tasks, execute_gold, generate_tasks
-from .world import World
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .builtin import builtin_handlers, builtin_records
+    from .catalog_tasks import (
+        CatalogHoldout,
+        CatalogTaskGenerator,
+        catalog_holdout,
+        catalog_task_env,
+        generate_catalog_tasks,
+    )
+    from .errors import (
+        ToolEnvArgumentError,
+        ToolEnvError,
+        ToolEnvHTTPError,
+        ToolEnvNotFoundError,
+        ToolEnvTimeoutError,
+        ToolEnvTransientError,
+        ToolEnvTruncatedError,
+        ToolEnvUnknownToolError,
+    )
+    from .llm_simulator import LLMResponseCache, LLMSimulator
+    from .records import ToolRecord
+    from .simulator import LatencyModel, ToolEnvSimulator
+    from .source import ToolEnv, ToolEnvSource, toolenv_sources
+    from .tasks import builtin_tasks, execute_gold, generate_tasks
+    from .world import World
 
 __all__ = [
     "CatalogHoldout",
@@ -68,3 +72,47 @@ __all__ = [
     "generate_tasks",
     "toolenv_sources",
 ]
+
+_WHERE: dict[str, str] = {
+    "CatalogHoldout": "catalog_tasks",
+    "CatalogTaskGenerator": "catalog_tasks",
+    "LLMResponseCache": "llm_simulator",
+    "LLMSimulator": "llm_simulator",
+    "LatencyModel": "simulator",
+    "ToolEnv": "source",
+    "ToolEnvArgumentError": "errors",
+    "ToolEnvError": "errors",
+    "ToolEnvHTTPError": "errors",
+    "ToolEnvNotFoundError": "errors",
+    "ToolEnvSimulator": "simulator",
+    "ToolEnvSource": "source",
+    "ToolEnvTimeoutError": "errors",
+    "ToolEnvTransientError": "errors",
+    "ToolEnvTruncatedError": "errors",
+    "ToolEnvUnknownToolError": "errors",
+    "ToolRecord": "records",
+    "World": "world",
+    "builtin_handlers": "builtin",
+    "builtin_records": "builtin",
+    "builtin_tasks": "tasks",
+    "catalog_holdout": "catalog_tasks",
+    "catalog_task_env": "catalog_tasks",
+    "execute_gold": "tasks",
+    "generate_catalog_tasks": "catalog_tasks",
+    "generate_tasks": "tasks",
+    "toolenv_sources": "source",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Submodules load on first use, so a command's --help does not pay for the simulator.
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

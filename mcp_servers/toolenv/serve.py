@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import logging
 from enum import Enum
+from typing import TYPE_CHECKING
 
 import anyio
 
 from paraagent_runtime import ConfigError
 
-from .builtin import builtin_records
-from .records import ToolRecord
-from .server import DEFAULT_PAGE_SIZE, build_server
-from .source import ToolEnv
+if TYPE_CHECKING:
+    from .records import ToolRecord
 
-__all__ = ["CatalogChoice", "Transport", "catalog_records", "serve_catalog"]
+
+__all__ = ["DEFAULT_PAGE_SIZE", "CatalogChoice", "Transport", "catalog_records", "serve_catalog"]
+
+DEFAULT_PAGE_SIZE = 500
+"""Tools per ``tools/list`` page unless told otherwise."""
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +47,8 @@ def catalog_records(choice: CatalogChoice | str) -> list[ToolRecord]:
     Raises:
         ConfigError: an unknown choice.
     """
+    from .builtin import builtin_records
+
     value = choice.value if isinstance(choice, CatalogChoice) else choice
     if value == CatalogChoice.builtin.value:
         return builtin_records()
@@ -83,6 +88,9 @@ def serve_catalog(
     """
     if page_size < 1:
         raise ConfigError(f"page_size must be at least 1, got {page_size}")
+    from .server import build_server
+    from .source import ToolEnv
+
     env = ToolEnv(catalog_records(catalog), seed=seed)
     server = build_server(env, page_size=page_size, gateway=gateway)
     logger.info("serving %d ToolEnv tools over %s", len(env.records), transport.value)

@@ -41,13 +41,13 @@ from paraagent_runtime.keyword_search import KeywordToolSearch
 
 from .errors import ToolEnvError
 from .records import ToolRecord
+from .serve import DEFAULT_PAGE_SIZE
 from .source import ToolEnv
 
-__all__ = ["DEFAULT_PAGE_SIZE", "GATEWAY_TOOLS", "ToolEnvMCPServer", "build_server"]
+__all__ = ["GATEWAY_TOOLS", "ToolEnvMCPServer", "build_server"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_PAGE_SIZE = 500
 CALL = "call_tool"
 _GATEWAY_SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
     SEARCH_TOOLS: (

@@ -8,11 +8,15 @@ Seal-Tools). ``build_catalog`` imports them, ``load_catalog`` reads the cached b
 
 from __future__ import annotations
 
-from .build import IMPORTERS, build_catalog, default_sources, load_catalog, resolve_sources
-from .model import SYNTHETIC_QUALITY, Catalog, SourceReport
-from .stabletoolbench_source import stabletoolbench_tool_id
-from .stats import CatalogStats, catalog_stats, is_typed
-from .store import CatalogFileError, cache_dir, read_catalog, save_catalog
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .build import IMPORTERS, build_catalog, default_sources, load_catalog, resolve_sources
+    from .model import SYNTHETIC_QUALITY, Catalog, SourceReport
+    from .stabletoolbench_source import stabletoolbench_tool_id
+    from .stats import CatalogStats, catalog_stats, is_typed
+    from .store import CatalogFileError, cache_dir, read_catalog, save_catalog
 
 __all__ = [
     "IMPORTERS",
@@ -32,3 +36,36 @@ __all__ = [
     "save_catalog",
     "stabletoolbench_tool_id",
 ]
+
+_WHERE: dict[str, str] = {
+    "Catalog": "model",
+    "CatalogFileError": "store",
+    "CatalogStats": "stats",
+    "IMPORTERS": "build",
+    "SYNTHETIC_QUALITY": "model",
+    "SourceReport": "model",
+    "build_catalog": "build",
+    "cache_dir": "store",
+    "catalog_stats": "stats",
+    "default_sources": "build",
+    "is_typed": "stats",
+    "load_catalog": "build",
+    "read_catalog": "store",
+    "resolve_sources": "build",
+    "save_catalog": "store",
+    "stabletoolbench_tool_id": "stabletoolbench_source",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Submodules load on first use, so a command's --help does not pay for the simulator.
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -13,11 +13,7 @@ from rich.console import Console
 from paraagent_runtime import ConfigError
 from paraagent_runtime.cli import options
 
-from ..serve import CatalogChoice, Transport, serve_catalog
-from ..server import DEFAULT_PAGE_SIZE
-from .build import build_catalog, default_sources, load_catalog
-from .stats import catalog_stats, stats_tables
-from .store import catalog_path, save_catalog
+from ..serve import DEFAULT_PAGE_SIZE, CatalogChoice, Transport
 
 __all__ = ["catalog_app", "parse_source_options", "toolenv_app"]
 
@@ -45,6 +41,8 @@ def parse_source_options(options: list[str] | None, *, only: bool = False) -> di
     Raises:
         ConfigError: an option without ``=``.
     """
+    from .build import default_sources
+
     sources = {} if only else default_sources()
     for option in options or []:
         name, sep, path = option.partition("=")
@@ -72,6 +70,8 @@ def serve_command(
     page_size: Annotated[int, typer.Option(help="Tools per tools/list page.")] = DEFAULT_PAGE_SIZE,
 ) -> None:
     """Serve the ToolEnv catalog over MCP: plain paged tools or a search/call gateway."""
+    from ..serve import serve_catalog
+
     if page_size < 1:
         raise typer.BadParameter(f"must be at least 1, got {page_size}", param_hint="--page-size")
     serve_catalog(
@@ -92,6 +92,9 @@ def build_command(
     out: Annotated[Path | None, options.out("Write here instead of the cache.")] = None,
 ) -> None:
     """Import every source and store the catalog compactly in the cache."""
+    from .build import build_catalog
+    from .store import catalog_path, save_catalog
+
     console = Console(stderr=True)
     sources = parse_source_options(source, only=only)
     started = time.perf_counter()
@@ -112,6 +115,9 @@ def stats_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Counts by source, provider and category, and the share of typed schemas."""
+    from .build import load_catalog
+    from .stats import catalog_stats, stats_tables
+
     started = time.perf_counter()
     sources = None if catalog_file else parse_source_options(source, only=only)
     catalog = load_catalog(catalog_file, sources=sources, progress=True)

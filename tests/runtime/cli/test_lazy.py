@@ -47,6 +47,35 @@ def test_help_imports_nothing_heavy(argv: list[str]) -> None:
     assert result.stdout.strip() == "0 []"
 
 
+# A sub-app's help may load its own command module, never a model, a UI or the simulator.
+SUB_APP_HEAVY = (
+    "torch",
+    "transformers",
+    "textual",
+    "faiss",
+    "sentence_transformers",
+    "mcp",
+    "trl",
+    "peft",
+    "datasets",
+    "matplotlib",
+    "mcp_servers.toolenv.simulator",
+    "mcp_servers.toolenv.world",
+    "mcp_servers.toolenv.catalog.build",
+)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["toolenv", "--help"], ["train", "--help"], ["eval", "--help"], ["index", "--help"]],
+    ids=" ".join,
+)
+def test_sub_app_help_loads_no_model_ui_or_simulator(argv: list[str]) -> None:
+    result = run_python(LOADED.format(argv=argv, heavy=SUB_APP_HEAVY))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "0 []"
+
+
 @pytest.mark.parametrize(
     ("blocked", "argv", "extra"),
     [
