@@ -1,7 +1,7 @@
 """Tool retrieval: dense (sentence-transformers + FAISS), BM25 and hybrid search over tool docs.
 
 Install the ``retrieval`` extra (``pip install 'paraagent[retrieval]'``) for the index; without
-it, importing the heavy parts raises :class:`~paraagent_runtime.errors.UserError` naming the
+it, importing the heavy parts raises :class:`~paraagent_runtime.errors.MissingExtraError` naming the
 extra, and the toolspace falls back to its keyword search. Names are imported lazily, so the
 fusion functions work without the extra. The text every index is built from is
 :func:`paraagent_runtime.documents.tool_document`, shared with the keyword search.
@@ -9,8 +9,10 @@ fusion functions work without the extra. The text every index is built from is
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..errors import MissingExtraError
+from ..lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from .config import RetrievalConfig, SearchMode, default_index_dir
@@ -77,17 +79,12 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    try:
-        loaded = importlib.import_module(f".{module}", __name__)
-    except ModuleNotFoundError as exc:
-        from ..errors import UserError
+def _missing_extra(name: str, exc: ModuleNotFoundError) -> MissingExtraError:
+    return MissingExtraError(
+        f"paraagent_runtime.retrieval.{name} needs {exc.name!r}: "
+        "pip install 'paraagent[retrieval]'",
+        extra="retrieval",
+    )
 
-        raise UserError(
-            f"paraagent_runtime.retrieval.{name} needs {exc.name!r}: "
-            "pip install 'paraagent[retrieval]'"
-        ) from exc
-    return getattr(loaded, name)
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__, missing=_missing_extra)
