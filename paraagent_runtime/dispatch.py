@@ -9,8 +9,11 @@ Per turn, :meth:`Dispatcher.run_turn`:
 2. answers read-only calls already answered in this episode from the session cache
    (``cached=True``) and runs identical read-only calls within the turn once;
 3. runs the rest as concurrent tasks under a per-source and a global semaphore, each attempt
-   under ``call_timeout_s`` (``timeout``); read-only or idempotent tools are retried on transient
-   errors (see :func:`is_transient_error`) with exponential back-off;
+   under ``call_timeout_s`` (``timeout``); blocking (sync) tool functions run in the
+   dispatcher's own thread pool of ``max_concurrency`` threads, so a turn's sync calls overlap
+   as far as its limits allow (:class:`~.concurrency.SyncExecutor`); read-only or idempotent
+   tools are retried on transient errors (see :func:`is_transient_error`) with exponential
+   back-off;
 4. maps a raising tool to ``tool_error`` and an unreachable MCP server to ``source_unavailable``,
    and shrinks results whose JSON is longer than ``max_result_chars`` to a JSON-safe preview.
 
@@ -37,6 +40,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from .concurrency import SyncExecutor
 from .errors import ConfigError, MCPConnectionError, UnknownToolError
 from .progress import reporting_to
 from .tools import ToolCall, ToolErrorKind, ToolResult, ToolSpec
@@ -154,6 +158,9 @@ class Dispatcher:
     one event loop: the concurrency limits are shared (per source name), the loaded set and
     de-duplication cache live in each episode's session.
 
+    The thread pool of sync tools starts with the first sync call; :meth:`close` stops it (a
+    dispatcher dropped without closing releases its idle threads when collected).
+
     Args:
         config: limits and policies; defaults to :class:`DispatchConfig()`.
     """
@@ -162,6 +169,11 @@ class Dispatcher:
         self.config = config or DispatchConfig()
         self._global = asyncio.Semaphore(self.config.max_concurrency)
         self._per_source: dict[str, asyncio.Semaphore] = {}
+        self._sync = SyncExecutor(self.config.max_concurrency)
+
+    def close(self) -> None:
+        """Stop the sync tools' threads once their running calls end."""
+        self._sync.close()
 
     async def run_turn(
         self,
@@ -199,10 +211,11 @@ class Dispatcher:
                 await _notify(on_finish, result)
 
         routes = dict(runnable)
-        tasks = [
-            asyncio.create_task(self._execute(index, calls[index], route, on_progress))
-            for index, route in runnable
-        ]
+        with self._sync.installed():  # each task copies the context, and the pool with it
+            tasks = [
+                asyncio.create_task(self._execute(index, calls[index], route, on_progress))
+                for index, route in runnable
+            ]
         try:
             for next_done in asyncio.as_completed(tasks):
                 index, result = await next_done

@@ -7,11 +7,11 @@ typed error observations, so a source never needs to build error results itself.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
+from .concurrency import run_sync
 from .naming import tool_id
 from .tools import ToolAnnotations, ToolSpec
 
@@ -63,10 +63,14 @@ class FunctionTool:
         self.category = category
 
     async def __call__(self, arguments: dict[str, Any]) -> Any:
-        """Run the callable; sync callables run in a worker thread so they never block the loop."""
+        """Run the callable; sync callables run in a worker thread so they never block the loop.
+
+        Under a dispatcher that thread comes from the dispatcher's own pool, sized by its
+        ``max_concurrency`` (see :func:`~paraagent_runtime.concurrency.run_sync`).
+        """
         if inspect.iscoroutinefunction(self.func):
             return await self.func(**arguments)
-        return await asyncio.to_thread(self.func, **arguments)
+        return await run_sync(self.func, **arguments)
 
 
 class FunctionToolSource:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import threading
 from collections import Counter
 from typing import Any
 
@@ -115,6 +117,35 @@ async def test_calls_of_one_turn_really_run_at_the_same_time() -> None:
         _calls(*[("t__meet", {"i": i}) for i in range(4)]), await toolspace.new_session()
     )
     assert [result.content for result in results] == [0, 1, 2, 3]
+
+
+async def test_sync_tools_of_one_turn_run_at_the_same_time_up_to_the_concurrency_limit() -> None:
+    # More sync calls than asyncio's default executor has threads: they all meet only when the
+    # dispatcher's own pool (max_concurrency threads) runs them.
+    parties = min(32, (os.cpu_count() or 1) + 4) + 2
+    barrier = threading.Barrier(parties, timeout=10)
+
+    def meet(i: int) -> int:
+        barrier.wait()
+        return i
+
+    source = FunctionToolSource("t", [FunctionTool(meet, input_schema=ANY_ARGS)])
+    dispatcher, toolspace = await _dispatcher(
+        source,
+        call_timeout_s=30,
+        max_calls_per_turn=parties,
+        max_concurrency=parties,
+        per_source_concurrency=parties,
+    )
+    try:
+        results = await dispatcher.run_turn(
+            _calls(*[("t__meet", {"i": i}) for i in range(parties)]),
+            await toolspace.new_session(),
+        )
+    finally:
+        dispatcher.close()
+    assert [result.error for result in results] == [None] * parties
+    assert [result.content for result in results] == list(range(parties))
 
 
 async def test_global_concurrency_limit_is_respected() -> None:
