@@ -163,3 +163,82 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_config_is_a_plain_model() -> None:
     server = MCPServerConfig(type="stdio", command="x")
     assert server.timeout == 30.0 and server.enabled and server.exposes("anything")
+
+
+@pytest.mark.parametrize(
+    ("shape", "server", "message"),
+    [
+        (
+            "mcpServers",
+            {"command": "x", "excludedTool": ["write_file"]},
+            r"^mcp\.json: mcpServers\.s\.excludedTool: unknown key "
+            r"\(did you mean 'excludedTools'\?\)$",
+        ),
+        (
+            "servers",
+            {"type": "stdio", "command": "x", "arg": ["--root", "/"]},
+            r"^mcp\.json: servers\.s\.arg: unknown key \(did you mean 'args'\?\)$",
+        ),
+        (
+            "servers",
+            {"type": "stdio", "command": "x", "envFile": "${workspaceFolder}/.env"},
+            r"^mcp\.json: servers\.s\.envFile: not supported",
+        ),
+    ],
+)
+def test_unknown_keys_are_errors_with_a_did_you_mean(
+    shape: str, server: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_mcp_config({shape: {"s": server}}, workspace=Path("/w"))
+
+
+def test_other_hosts_harmless_keys_are_accepted() -> None:
+    config = parse_mcp_config(
+        {"servers": {"s": {"command": "x", "dev": {"watch": "src/**"}, "alwaysAllow": ["a"]}}}
+    )
+    assert config.servers["s"].command == "x"
+
+
+def test_two_servers_with_one_name_is_an_error_naming_both(tmp_path: Path) -> None:
+    repeated = write(
+        tmp_path, '{"mcpServers": {"time": {"command": "a"}, "time": {"command": "b"}}}'
+    )
+    with pytest.raises(ConfigError, match=r"mcpServers\.time and mcpServers\.time: two servers"):
+        load_mcp_config(repeated)
+    both = {"mcpServers": {"time": {"command": "a"}}, "servers": {"time": {"command": "b"}}}
+    with pytest.raises(ConfigError, match=r"mcpServers\.time and servers\.time: two servers"):
+        parse_mcp_config(both)
+
+
+def test_vscode_variables_expand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    workspace = tmp_path / "project"
+    (workspace / ".vscode").mkdir(parents=True)
+    path = workspace / ".vscode" / "mcp.json"
+    server = {
+        "type": "stdio",
+        "command": "~/bin/tool",
+        "args": ["${workspaceFolder}/data", "~/notes", "${userHome}${/}x"],
+        "env": {"TOKEN": "${env:MY_TOKEN}"},
+        "cwd": "~/work",
+    }
+    path.write_text(json.dumps({"servers": {"s": server}, "inputs": []}))
+    parsed = load_mcp_config(path, environ={"MY_TOKEN": "t0k"}).servers["s"]
+    home = tmp_path / "home"
+    assert parsed.command == f"{home}/bin/tool"
+    assert parsed.args == [f"{workspace}/data", f"{home}/notes", f"{home}/x"]
+    assert parsed.env == {"TOKEN": "t0k"}
+    assert parsed.cwd == f"{home}/work"
+    # Outside .vscode/, the workspace is the config's own folder.
+    plain = write(tmp_path, {"mcpServers": {"s": {"command": "x", "cwd": "${workspaceFolder}"}}})
+    assert load_mcp_config(plain).servers["s"].cwd == str(tmp_path)
+
+
+def test_vscode_inputs_and_unset_env_are_clear_errors() -> None:
+    with pytest.raises(ConfigError, match=r"env\.KEY: \$\{input:api-key\} asks the user"):
+        parse_mcp_config({"servers": {"s": {"command": "x", "env": {"KEY": "${input:api-key}"}}}})
+    with pytest.raises(ConfigError, match=r"undefined variable \$\{env:NOPE\} \(set NOPE"):
+        parse_mcp_config({"servers": {"s": {"command": "${env:NOPE}"}}}, environ={})
+    with pytest.raises(ConfigError, match=r"unsupported variable \$\{config:x\}"):
+        parse_mcp_config({"servers": {"s": {"command": "${config:x}"}}}, environ={})
