@@ -20,6 +20,7 @@ __all__ = [
     "Message",
     "OpenAICompatiblePolicy",
     "Policy",
+    "OnnxGenAIPolicy",
     "SamplingParams",
     "ScriptedPolicy",
     "TextCallback",
@@ -32,8 +33,12 @@ SPEC_PREFIXES: dict[str, str] = {
     "paraagent": "ParaAgent-135M: the shipped cold-start LoRA adapter on SmolLM2-135M-Instruct",
     "openai:<model>": "an OpenAI-compatible server (base_url= or $OPENAI_BASE_URL)",
     "local[:<dir>]": (
-        "transformers on this machine (default: SmolLM2-135M-Instruct; "
-        "a LoRA adapter dir applies to it)"
+        "a model on this machine (default: SmolLM2-135M-Instruct; a LoRA adapter dir applies to "
+        "it), run by ONNX Runtime GenAI when installed, else by transformers"
+    ),
+    "onnx[:<dir>|paraagent]": "local or paraagent, always with ONNX Runtime GenAI (CPU)",
+    "transformers[:<dir>|paraagent]": (
+        "local or paraagent, always with transformers (GPU, dtypes, in-place weight updates)"
     ),
     "vllm:<model>": "in-process vLLM (GPU, the `vllm` extra)",
     "scripted:<file.jsonl>": "replay scripted turns (tests, demos)",
@@ -46,6 +51,10 @@ def __getattr__(name: str) -> Any:
         from .transformers_local import TransformersPolicy
 
         return TransformersPolicy
+    if name == "OnnxGenAIPolicy":
+        from .ort_genai import OnnxGenAIPolicy
+
+        return OnnxGenAIPolicy
     if name == "VLLMPolicy":
         from .vllm_local import VLLMPolicy
 
@@ -60,7 +69,12 @@ def policy_from_spec(spec: str, *, base_url: str | None = None, **kwargs: Any) -
         ``openai:<model>``: :class:`OpenAICompatiblePolicy`; needs ``base_url=`` or
         ``$OPENAI_BASE_URL``; ``api_key`` defaults to ``$OPENAI_API_KEY``.
         ``paraagent``: SmolLM2-135M-Instruct with the shipped ParaAgent-135M adapter.
-        ``local`` / ``local:<dir>``: :class:`TransformersPolicy` (default SmolLM2-135M-Instruct).
+        ``local`` / ``local:<dir>``: a local model (default SmolLM2-135M-Instruct; a LoRA
+        adapter directory applies to ``model=``, default SmolLM2).
+        ``paraagent`` and ``local`` run on :class:`OnnxGenAIPolicy` when ``onnxruntime-genai``
+        is installed and every option is one it takes (``device`` ``cpu``), else on
+        :class:`TransformersPolicy`; ``onnx:…`` and ``transformers:…`` (followed by a
+        directory, ``paraagent`` or nothing) choose the engine.
         ``vllm:<model>``: :class:`VLLMPolicy`.
         ``scripted:<file.jsonl>``: :meth:`ScriptedPolicy.from_jsonl`.
 
@@ -88,22 +102,8 @@ def policy_from_spec(spec: str, *, base_url: str | None = None, **kwargs: Any) -
             )
         kwargs.setdefault("api_key", os.environ.get("OPENAI_API_KEY"))
         return OpenAICompatiblePolicy(base_url, target, **kwargs)
-    if backend == "paraagent":
-        from .shipped import PARAAGENT_ADAPTER, PARAAGENT_MODEL_NAME
-        from .transformers_local import TransformersPolicy
-
-        if "adapter" in kwargs:
-            raise ConfigError("the paraagent spec applies its own adapter; use local --adapter DIR")
-        kwargs.setdefault("model_name", PARAAGENT_MODEL_NAME)
-        return TransformersPolicy(kwargs.pop("model", None), adapter=PARAAGENT_ADAPTER, **kwargs)
-    if backend == "local":
-        from .transformers_local import TransformersPolicy
-
-        base = kwargs.pop("model", None)
-        if target and (Path(target).expanduser() / "adapter_config.json").is_file():
-            # A LoRA adapter directory: apply it to the base model (default SmolLM2).
-            return TransformersPolicy(base, adapter=target, **kwargs)
-        return TransformersPolicy(target or base, **kwargs)
+    if backend in ("paraagent", "local", "onnx", "transformers"):
+        return _local_policy(spec, backend, target, kwargs)
     if backend == "vllm":
         if not target:
             raise ConfigError(f"policy spec {spec!r}: name the model, e.g. vllm:Qwen/Qwen3-4B")
@@ -116,3 +116,46 @@ def policy_from_spec(spec: str, *, base_url: str | None = None, **kwargs: Any) -
         return ScriptedPolicy.from_jsonl(Path(target), **kwargs)
     valid = "; ".join(f"{prefix} ({what})" for prefix, what in SPEC_PREFIXES.items())
     raise ConfigError(f"unknown policy spec {spec!r}; valid specs: {valid}")
+
+
+_ONNX_OPTIONS = frozenset(
+    {"model", "adapter", "precision", "max_new_tokens", "model_name", "threads", "max_context"}
+    | {"slots", "cache_dir"}
+)
+"""The options :class:`OnnxGenAIPolicy` takes; others (``dtype``, batching) need transformers."""
+
+
+def _local_policy(spec: str, backend: str, target: str, kwargs: dict[str, Any]) -> Policy:
+    """A ``paraagent`` / ``local`` / ``onnx`` / ``transformers`` spec's policy."""
+    from .ort_export import ort_genai_available
+
+    if backend == "paraagent" or (backend in ("onnx", "transformers") and target == "paraagent"):
+        from .shipped import PARAAGENT_ADAPTER, PARAAGENT_MODEL_NAME
+
+        if "adapter" in kwargs:
+            raise ConfigError("the paraagent spec applies its own adapter; use local --adapter DIR")
+        kwargs.setdefault("model_name", PARAAGENT_MODEL_NAME)
+        kwargs["adapter"] = PARAAGENT_ADAPTER
+        target = ""
+    base = kwargs.pop("model", None)
+    if target and (Path(target).expanduser() / "adapter_config.json").is_file():
+        # A LoRA adapter directory: apply it to the base model (default SmolLM2).
+        kwargs["adapter"] = target
+    elif target:
+        base = target
+    engine = backend
+    if backend in ("paraagent", "local"):
+        on_cpu = kwargs.get("device", "cpu") == "cpu"
+        local_base = base is None or Path(str(base)).expanduser().is_dir()
+        takes_all = set(kwargs) - {"device"} <= _ONNX_OPTIONS
+        fast = ort_genai_available() and on_cpu and local_base and takes_all
+        engine = "onnx" if fast else "transformers"
+    if engine == "onnx":
+        from .ort_genai import OnnxGenAIPolicy
+
+        if kwargs.pop("device", "cpu") != "cpu":
+            raise ConfigError(f"policy spec {spec!r}: ONNX Runtime GenAI runs on the CPU only")
+        return OnnxGenAIPolicy(base, **kwargs)
+    from .transformers_local import TransformersPolicy
+
+    return TransformersPolicy(base, **kwargs)
