@@ -35,7 +35,15 @@ from training.algo import kept_logprobs, logit_positions, sequence_logprobs
 from training.rl.config import RLConfig
 from training.rl.model import fresh_adapter, without_dropout
 
-__all__ = ["DTYPES", "episode_mask", "fidelity", "recorded_turns", "table", "time_step"]
+__all__ = [
+    "DTYPES",
+    "episode_mask",
+    "fidelity",
+    "load_model",
+    "recorded_turns",
+    "table",
+    "time_step",
+]
 
 DTYPES = ("float32", "bfloat16", "float16")
 """Precisions the benchmark can compare."""
@@ -118,7 +126,21 @@ def fidelity(
     }
 
 
-def _load(source: str | Path, dtype: str, lora: bool, adapter: Path | None) -> torch.nn.Module:
+def load_model(
+    source: str | Path, dtype: str, *, lora: bool = False, adapter: Path | None = None
+) -> torch.nn.Module:
+    """The model a timed step trains, loaded as ``paraagent train rl`` trains it.
+
+    Args:
+        source: A local model directory.
+        dtype: One of :data:`DTYPES`.
+        lora: Train a fresh LoRA adapter (the ``RLConfig`` defaults) instead of all weights.
+        adapter: Train this saved PEFT adapter instead (it wins over ``lora``).
+
+    Returns:
+        The model in train mode, without dropout (a saved adapter may carry LoRA dropout, which
+        RL turns off).
+    """
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(source, dtype=getattr(torch, dtype))
@@ -129,7 +151,7 @@ def _load(source: str | Path, dtype: str, lora: bool, adapter: Path | None) -> t
             model = PeftModel.from_pretrained(model, adapter, is_trainable=True)
     elif lora:
         model = fresh_adapter(model, RLConfig())
-    without_dropout(model)  # as RL trains (a saved adapter may carry LoRA dropout)
+    without_dropout(model)
     return model.train()
 
 
@@ -205,7 +227,9 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--episodes: {exc}")
         if not turns:
             parser.error(f"--episodes: {args.episodes} has no turn with token ids")
-    models = {dtype: _load(source, dtype, args.lora, args.adapter) for dtype in dtypes}
+    models = {
+        dtype: load_model(source, dtype, lora=args.lora, adapter=args.adapter) for dtype in dtypes
+    }
     vocab = next(iter(models.values())).config.vocab_size
     ids = torch.randint(0, vocab, (1, args.length), generator=torch.Generator().manual_seed(0))
     mask = episode_mask(args.length, args.assistant_share)

@@ -161,6 +161,15 @@ class TransformersPolicy(Policy):
         assert self._tokenizer is not None
         return self._tokenizer
 
+    @property
+    def adapter(self) -> Path | None:
+        """The PEFT (LoRA) adapter directory applied on top of the model; ``None`` for none.
+
+        Set at construction (before the model loads), e.g. the shipped adapter of the
+        ``paraagent`` spec.
+        """
+        return self._adapter
+
     def load(self) -> None:
         """Load the model and tokenizer now (blocking; :meth:`complete` does it off the loop).
 

@@ -83,7 +83,7 @@ def test_a_saved_adapter_trains_without_its_dropout_as_rl_does(tmp_path: Path) -
     with quiet_peft():
         adapted = get_peft_model(AutoModelForCausalLM.from_pretrained(source), lora)
     adapted.save_pretrained(tmp_path / "adapter")
-    model = benchmark._load(source, "float32", False, tmp_path / "adapter")
+    model = benchmark.load_model(source, "float32", adapter=tmp_path / "adapter")
     dropouts = [m for m in model.modules() if isinstance(m, torch.nn.Dropout)]
     assert dropouts and all(m.p == 0 for m in dropouts) and model.training
     assert any(p.requires_grad for p in model.parameters())

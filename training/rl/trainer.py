@@ -383,6 +383,41 @@ class RLTrainer:
             )
         return update, rewards
 
+    def update(self, batch: TokenBatch, advantages: torch.Tensor) -> dict[str, float]:
+        """One optimizer step on a collated batch with per-token advantages given.
+
+        The step :meth:`update_on` takes once it has scored its episodes, for advantages computed
+        elsewhere: the clipped policy-gradient loss (plus the KL term when the config has a
+        reference) on ``batch``'s assistant tokens, aggregated as ``config.aggregation`` says, in
+        micro-batches of ``config.micro_batch_rows`` rows that add up to the whole batch's step.
+        Collective under ``accelerate launch``: every process calls it.
+
+        Args:
+            batch: The rows (see :func:`training.algo.collate`); ``batch.old_logprobs`` holds the
+                sampling policy's log-probs of the assistant tokens (e.g. :meth:`logprobs`
+                before the step, for an on-policy batch).
+            advantages: ``[rows, width]``, each assistant token's advantage (0 elsewhere).
+
+        Returns:
+            The update's metrics: ``loss``, ``kl``, ``clip_fraction``, ``ratio_mean``,
+            ``grad_norm``, ``train_tokens``, ``train_rows`` and ``advantage_mean``.
+        """
+        return self._update(batch, advantages)
+
+    @torch.no_grad()
+    def logprobs(self, batch: TokenBatch) -> torch.Tensor:
+        """The trained model's log-probs of ``batch``'s assistant tokens, as the update scores them.
+
+        Args:
+            batch: The rows (see :func:`training.algo.collate`).
+
+        Returns:
+            ``[rows, width]`` on the trainer's device: ``log p(token | prefix)`` at each assistant
+            token; read it where ``batch.assistant_mask`` is true (elsewhere it holds 0, or the
+            log-prob of a column another row trains on).
+        """
+        return self._logprobs(self.model, batch, logit_positions(batch.assistant_mask))
+
     def _pad_id(self) -> int:
         tokenizer = self.policy.tokenizer
         return int(

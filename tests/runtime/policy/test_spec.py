@@ -38,7 +38,7 @@ def test_openai_spec_without_server_or_model(monkeypatch: pytest.MonkeyPatch) ->
 def test_local_spec_builds_a_transformers_policy(tiny_model_dir: Path) -> None:
     policy = policy_from_spec(f"local:{tiny_model_dir}", max_new_tokens=4)
     assert isinstance(policy, TransformersPolicy)
-    assert policy.model_name == tiny_model_dir.name
+    assert policy.model_name == tiny_model_dir.name and policy.adapter is None
     assert policy_from_spec("local").model_name == "smollm2-135m-instruct"
 
 
@@ -51,7 +51,7 @@ def test_local_spec_with_an_adapter_dir_applies_it_to_the_base(
     policy = policy_from_spec(f"local:{adapter}", model=str(tiny_model_dir))
     assert isinstance(policy, TransformersPolicy)
     assert policy.model_name == tiny_model_dir.name
-    assert policy._adapter == adapter
+    assert policy.adapter == adapter
 
 
 async def test_scripted_spec_reads_a_jsonl_file(tmp_path: Path) -> None:
@@ -93,6 +93,7 @@ def test_paraagent_spec_applies_the_shipped_adapter(tiny_model_dir: Path) -> Non
     policy = policy_from_spec("paraagent")
     assert isinstance(policy, TransformersPolicy)
     assert policy.model_name == "paraagent-135m"
-    assert (policy._adapter / "adapter_model.safetensors").is_file()
+    assert policy.adapter is not None
+    assert (policy.adapter / "adapter_model.safetensors").is_file()
     with pytest.raises(ConfigError, match="own adapter"):
         policy_from_spec("paraagent", adapter=str(tiny_model_dir))

@@ -23,12 +23,17 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def onnx_encoder(tmp_path_factory: pytest.TempPathFactory) -> SentenceEncoder:
+def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The paraagent cache (``$PARAAGENT_CACHE``) the module's encoder exports into."""
+    return tmp_path_factory.mktemp("paraagent-cache")
+
+
+@pytest.fixture(scope="module")
+def onnx_encoder(onnx_cache: Path) -> SentenceEncoder:
     import os
 
-    cache = tmp_path_factory.mktemp("paraagent-cache")
     previous = os.environ.get("PARAAGENT_CACHE")
-    os.environ["PARAAGENT_CACHE"] = str(cache)
+    os.environ["PARAAGENT_CACHE"] = str(onnx_cache)
     try:
         return SentenceEncoder(backend="onnx")
     finally:
@@ -53,13 +58,16 @@ def test_onnx_vectors_match_torch_alone_and_padded_in_a_batch(
 
 
 def test_the_export_is_cached_and_a_corrupt_one_is_exported_again(
-    onnx_encoder: SentenceEncoder, monkeypatch: pytest.MonkeyPatch
+    onnx_encoder: SentenceEncoder, onnx_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    export = onnx_encoder._onnx.path  # type: ignore[union-attr]
-    monkeypatch.setenv("PARAAGENT_CACHE", str(export.parent.parent))
+    # One graph per model, under onnx/ in the paraagent cache.
+    (export,) = (onnx_cache / "onnx").glob("*.onnx")
+    monkeypatch.setenv("PARAAGENT_CACHE", str(onnx_cache))
     stamp = export.stat().st_mtime_ns
     again = SentenceEncoder(backend="onnx")
-    assert again._onnx.path == export and export.stat().st_mtime_ns == stamp  # type: ignore[union-attr]
+    assert again.backend == "onnx"
+    assert list((onnx_cache / "onnx").glob("*.onnx")) == [export]
+    assert export.stat().st_mtime_ns == stamp
     export.write_bytes(b"not an onnx graph")
     repaired = SentenceEncoder(backend="onnx")
     assert export.stat().st_size > 1_000_000

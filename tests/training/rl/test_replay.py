@@ -3,12 +3,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 
 from mcp_servers.toolenv import generate_tasks
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.trajectory import Episode, TrajectoryWriter, read_episodes
-from training.algo import collate, episode_rows, logit_positions
+from training.algo import collate, episode_rows
 from training.rl import RLConfig, RLTrainer
 from training.rl.replay import ReplayPool
 
@@ -86,11 +85,10 @@ def test_a_replaying_step_trains_the_replayed_tokens_and_pushes_them_up(
     assert fresh.replay is not None
     replayed = fresh.replay.draw(0)
     batch = collate([episode_rows(e) for e in replayed], pad_token_id=0)
-    positions, mask = logit_positions(batch.assistant_mask), batch.assistant_mask
+    mask = batch.assistant_mask
 
     def replayed_logprob() -> float:
-        with torch.no_grad():
-            return float(fresh._logprobs(fresh.model, batch, positions)[mask].sum())
+        return float(fresh.logprobs(batch)[mask].sum())
 
     before = replayed_logprob()
     task = next(t for t in fresh.tasks if t.id == recorded[1].task_id)

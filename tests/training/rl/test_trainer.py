@@ -11,9 +11,10 @@ from transformers import AutoModelForCausalLM
 
 from mcp_servers.toolenv import generate_tasks
 from paraagent_runtime.errors import ConfigError, UserError
+from paraagent_runtime.policy import TransformersPolicy
 from paraagent_runtime.policy.tiny import build_tiny_model
 from paraagent_runtime.tasks import save_tasks
-from training.algo import TokenRow, collate, logit_positions
+from training.algo import TokenRow, collate
 from training.rl import RLConfig, RLTrainer
 from training.rl.trainer import CHECKPOINT, CURVES, METRICS
 
@@ -23,9 +24,21 @@ from .helpers import sft_adapter
 
 
 @pytest.mark.slow
-def test_two_rl_steps_end_to_end_change_params_and_resume(cold_start: Path, tmp_path: Path) -> None:
+def test_two_rl_steps_end_to_end_change_params_and_resume(
+    cold_start: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     before = AutoModelForCausalLM.from_pretrained(cold_start).state_dict()
     trainer = RLTrainer(_config(cold_start, tmp_path), tasks=[_task()])
+    policy = trainer.engine.policy
+    assert isinstance(policy, TransformersPolicy)
+    clear = policy.clear_prefix_cache
+    cleared: list[int] = []  # the step each prefix-cache clear came before
+
+    def clear_and_count() -> None:
+        cleared.append(trainer.step)
+        clear()
+
+    monkeypatch.setattr(policy, "clear_prefix_cache", clear_and_count)
     history = trainer.train()
     trainer.close()
     assert [m["step"] for m in history] == [1, 2]
@@ -42,9 +55,9 @@ def test_two_rl_steps_end_to_end_change_params_and_resume(cold_start: Path, tmp_
     assert all(m["train_tokens"] == m["rollout_tokens"] for m in history)
     # Multi-level advantages are whitened over the batch's tokens: no net push up or down.
     assert all(abs(m["advantage_mean"]) < 1e-4 for m in history)
-    # Each step's sync dropped the keys and values the previous weights computed.
-    prefix_cache = trainer.engine.policy._prefix_cache
-    assert prefix_cache is not None and prefix_cache.generation == 2
+    # Each step's sync dropped the keys and values the previous weights computed, and the cache
+    # stayed on (the tiny model's cache is reusable).
+    assert cleared == [0, 1] and policy.prefix_cache_stats is not None
     assert (tmp_path / CURVES).stat().st_size > 0
     assert (tmp_path / CHECKPOINT / "state.json").is_file()
 
@@ -89,11 +102,8 @@ def test_micro_batches_take_the_step_of_the_whole_batch(tmp_path: Path, aggregat
             model, tmp_path / str(rows), aggregation=aggregation, micro_batch_rows=rows
         )
         trainer = RLTrainer(config, tasks=[_task()])
-        with torch.no_grad():  # on-policy, as at a step's start
-            batch.old_logprobs = trainer._logprobs(
-                trainer.model, batch, logit_positions(batch.assistant_mask)
-            )
-        updates.append(trainer._update(batch, advantages))
+        batch.old_logprobs = trainer.logprobs(batch)  # on-policy, as at a step's start
+        updates.append(trainer.update(batch, advantages))
         trainer.close()
     split, whole = updates
     assert split["train_rows"] == whole["train_rows"] == 3
