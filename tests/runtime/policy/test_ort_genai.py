@@ -1,0 +1,185 @@
+"""OnnxGenAIPolicy: the same turns as TransformersPolicy, faster; the engine choice of the specs.
+
+The engine tests export a tiny random-init model once per session (the builder runs in a child
+process: ~10 s); the slow test compares the shipped adapter on the real SmolLM2-135M.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from paraagent_runtime.errors import ConfigError, ModelAPIError
+from paraagent_runtime.policy import (
+    Message,
+    OnnxGenAIPolicy,
+    SamplingParams,
+    TransformersPolicy,
+    ort_export,
+    policy_from_spec,
+)
+
+needs_engine = pytest.mark.skipif(
+    importlib.util.find_spec("onnxruntime_genai") is None
+    or importlib.util.find_spec("onnx_ir") is None,
+    reason="onnxruntime-genai is not installed",
+)
+
+CONVERSATION = [
+    Message(role="system", content="You are an agent."),
+    Message(role="user", content="Find the weather."),
+    Message(
+        role="assistant", content='<tool_call>{"name": "search_tools", "arguments": {}}</tool_call>'
+    ),
+    Message(role="tool", content='<tool_response name="search_tools" id="c0">[]</tool_response>'),
+]
+
+
+@pytest.fixture(scope="session")
+def export_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("ort-exports")
+
+
+@pytest.fixture(scope="session")
+def varied_export(varied_model_dir: Path, export_cache: Path) -> Path:
+    """The varied tiny model (greedy turns vary token to token), exported once."""
+    return ort_export.ensure_ort_model(varied_model_dir, cache_dir=export_cache)
+
+
+@pytest.fixture
+def policy(varied_model_dir: Path, varied_export: Path, export_cache: Path) -> OnnxGenAIPolicy:
+    return OnnxGenAIPolicy(varied_model_dir, model_name="tiny", cache_dir=export_cache)
+
+
+@needs_engine
+async def test_greedy_turns_and_logprobs_equal_transformers(
+    policy: OnnxGenAIPolicy, varied_model_dir: Path
+) -> None:
+    reference = TransformersPolicy(varied_model_dir, prefix_cache_mb=0)
+    sampling = SamplingParams(max_tokens=12)
+    for messages in (CONVERSATION[:2], CONVERSATION):
+        fast = await policy.complete(messages, sampling=sampling)
+        slow = await reference.complete(messages, sampling=sampling)
+        assert fast.prompt_token_ids == slow.prompt_token_ids
+        assert fast.token_ids == slow.token_ids and fast.text == slow.text
+        assert fast.logprobs == pytest.approx(slow.logprobs, abs=1e-3)
+        assert fast.finish_reason == slow.finish_reason and fast.model == "tiny"
+
+
+@needs_engine
+async def test_later_turns_reuse_the_prefix_and_get_the_same_tokens(
+    policy: OnnxGenAIPolicy, varied_model_dir: Path, export_cache: Path
+) -> None:
+    sampling = SamplingParams(max_tokens=6)
+    first = await policy.complete(CONVERSATION[:2], sampling=sampling)
+    turn = [*CONVERSATION[:2], Message(role="assistant", content=first.text), CONVERSATION[3]]
+    reused = await policy.complete(turn, sampling=sampling)
+    stats = policy.prefix_stats
+    assert stats.hits == 1 and stats.reused_tokens >= len(first.prompt_token_ids)
+    fresh = OnnxGenAIPolicy(varied_model_dir, cache_dir=export_cache)
+    assert (await fresh.complete(turn, sampling=sampling)).token_ids == reused.token_ids
+    assert fresh.prefix_stats.reused_tokens == 0
+
+
+@needs_engine
+async def test_stop_string_cuts_the_text_and_streaming_adds_up(policy: OnnxGenAIPolicy) -> None:
+    sampling = SamplingParams(max_tokens=10, temperature=1.0, seed=3)
+    full = await policy.complete(CONVERSATION, sampling=sampling)
+    assert full.finish_reason == "length" and len(full.token_ids) == 10
+    stop = full.text[len(full.text) // 2 :][:2]
+    assert stop
+    deltas: list[str] = []
+    cut = await policy.complete(
+        CONVERSATION, sampling=sampling.model_copy(update={"stop": [stop]}), on_text=deltas.append
+    )
+    assert cut.text == full.text[: full.text.index(stop)]
+    assert cut.finish_reason == "stop"
+    assert cut.token_ids == full.token_ids[: len(cut.token_ids)]
+    assert "".join(deltas) == cut.text
+
+
+@needs_engine
+async def test_cancelling_stops_generation_and_the_policy_keeps_serving(
+    policy: OnnxGenAIPolicy,
+) -> None:
+    task: asyncio.Task | None = None
+
+    def cancel(_: str) -> None:
+        assert task is not None
+        task.cancel()
+
+    task = asyncio.create_task(
+        policy.complete(CONVERSATION, sampling=SamplingParams(max_tokens=4000), on_text=cancel)
+    )
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, timeout=30)
+    await asyncio.wait_for(policy._scheduler.wait_idle(), timeout=30)
+    after = await policy.complete(CONVERSATION, sampling=SamplingParams(max_tokens=3))
+    assert len(after.token_ids) == 3
+
+
+@needs_engine
+async def test_limits(policy: OnnxGenAIPolicy, varied_model_dir: Path, export_cache: Path) -> None:
+    capped = OnnxGenAIPolicy(varied_model_dir, max_new_tokens=2, cache_dir=export_cache)
+    assert len((await capped.complete(CONVERSATION)).token_ids) == 2
+    short = OnnxGenAIPolicy(varied_model_dir, max_context=8, cache_dir=export_cache)
+    with pytest.raises(ModelAPIError, match="accepts at most 8"):
+        await short.complete(CONVERSATION)
+    results = await asyncio.gather(
+        *(policy.complete(CONVERSATION, sampling=SamplingParams(max_tokens=3)) for _ in range(3))
+    )
+    assert len({tuple(result.token_ids) for result in results}) == 1
+
+
+@needs_engine
+def test_an_export_is_reused_and_keyed_by_adapter_and_precision(
+    varied_model_dir: Path, varied_export: Path, export_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_build(*args: object) -> None:
+        raise AssertionError("exported again")
+
+    monkeypatch.setattr(ort_export, "_build", no_build)
+    assert ort_export.ensure_ort_model(varied_model_dir, cache_dir=export_cache) == varied_export
+    with pytest.raises(AssertionError, match="exported again"):
+        ort_export.ensure_ort_model(varied_model_dir, precision="int4", cache_dir=export_cache)
+    with pytest.raises(ConfigError, match="precision"):
+        ort_export.ensure_ort_model(varied_model_dir, precision="fp8", cache_dir=export_cache)  # type: ignore[arg-type]
+
+
+def test_specs_choose_the_engine(tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert isinstance(policy_from_spec("transformers:paraagent"), TransformersPolicy)
+    assert isinstance(policy_from_spec("onnx:paraagent"), OnnxGenAIPolicy)
+    # Options only transformers takes, or another device, keep transformers.
+    assert isinstance(policy_from_spec("paraagent", dtype="float32"), TransformersPolicy)
+    assert isinstance(policy_from_spec("local", device="cuda"), TransformersPolicy)
+    with pytest.raises(ConfigError, match="CPU only"):
+        policy_from_spec("onnx:paraagent", device="cuda")
+    fast = policy_from_spec(f"onnx:{tiny_model_dir}", max_new_tokens=4)
+    assert isinstance(fast, OnnxGenAIPolicy) and fast.model_name == tiny_model_dir.name
+    monkeypatch.setattr(ort_export, "ort_genai_available", lambda: True)
+    shipped = policy_from_spec("paraagent")
+    assert isinstance(shipped, OnnxGenAIPolicy) and shipped.model_name == "paraagent-135m"
+    assert shipped.adapter is not None and (shipped.adapter / "adapter_config.json").is_file()
+    monkeypatch.setattr(ort_export, "ort_genai_available", lambda: False)
+    assert isinstance(policy_from_spec("paraagent"), TransformersPolicy)
+    assert isinstance(policy_from_spec(f"local:{tiny_model_dir}"), TransformersPolicy)
+
+
+@pytest.mark.slow
+@needs_engine
+async def test_shipped_adapter_greedy_turns_equal_transformers() -> None:
+    from mcp_servers.toolenv import builtin_tasks
+    from paraagent_runtime.prompts import system_prompt
+
+    system = Message(role="system", content=system_prompt(preloaded=[]))
+    prompts = [[system, Message(role="user", content=task.query)] for task in builtin_tasks()[:3]]
+    sampling = SamplingParams(max_tokens=24)
+    fast, slow = policy_from_spec("onnx:paraagent"), policy_from_spec("transformers:paraagent")
+    for messages in prompts:
+        ours = await fast.complete(messages, sampling=sampling)
+        theirs = await slow.complete(messages, sampling=sampling)
+        assert ours.token_ids == theirs.token_ids
+        assert ours.logprobs == pytest.approx(theirs.logprobs, abs=1e-3)
