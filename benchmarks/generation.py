@@ -1,18 +1,22 @@
-"""Generation benchmark: throughput of batched local generation versus one request at a time.
+"""Generation benchmark: the local backends side by side, and batching versus one at a time.
 
-Does collecting concurrent ``complete()`` calls into one left-padded ``model.generate`` pay off?
 Run ``python -m benchmarks.generation`` (the lead runs it on an idle machine; ``--requests 2
---max-tokens 4`` is a smoke run). It loads SmolLM2-135M-Instruct the way
-``TransformersPolicy(None)`` does and, for each ``max_batch_size`` (1, 4, 8 by default), sends the
-same N concurrent greedy requests: realistic ParaAct prompts (~700 tokens: the system prompt with
-preloaded ToolEnv tools, plus one task query each). It reports generated tokens/s, the speed-up
-over batch size 1, and whether each setting's tokens match batch size 1's (greedy rows should
-agree; float rounding in padded matmuls can rarely flip a near-tie).
+--max-tokens 4`` is a smoke run). Every backend (``--backends``: ``transformers``, and ONNX
+Runtime GenAI at a precision, ``onnx-fp32``, ``onnx-int8``, ``onnx-int4``) loads the same model
+(``--model paraagent``: SmolLM2-135M-Instruct with the shipped adapter; ``base``: without) and
+gets the same N concurrent greedy requests: realistic ParaAct prompts (~700 tokens: the system
+prompt with preloaded ToolEnv tools, plus one task query each). transformers runs them at each
+``max_batch_size`` (1, 4, 8 by default); ONNX Runtime GenAI serves requests one at a time,
+reusing the shared system prompt. Each row reports generated tokens/s, the speed-up over the
+first row (transformers at batch size 1), whether its tokens match the first row's (greedy rows
+should agree; float rounding and quantization can flip a near-tie), and the first-token latency
+of one request alone: cold (nothing cached) and warm (another prompt with the same system
+prompt ran before).
 
-``--turns N`` (N > 1) measures the prefix cache instead: N-turn episodes (each turn answered by
-a ~150-token tool result) run concurrently at the largest batch size, once with the prefix cache
-off and once on, reporting generated tokens/s, the prompt tokens actually prefilled, and whether
-the greedy tokens agree.
+``--turns N`` (N > 1) measures prefix reuse instead: N-turn episodes (each turn answered by a
+~150-token tool result) run concurrently, on transformers with its prefix cache off and on (at
+the largest batch size) and on each ONNX backend, reporting generated tokens/s, the prompt
+tokens actually prefilled, and whether the greedy tokens agree with the first row's.
 
 ``--device cuda --dtype bfloat16`` runs it on a GPU.
 
@@ -26,6 +30,7 @@ import asyncio
 import json
 import platform
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,24 +39,45 @@ from rich.console import Console
 from rich.table import Table
 
 from mcp_servers.toolenv import ToolEnv, generate_tasks
-from paraagent_runtime import Completion, Message, SamplingParams, Toolspace
-from paraagent_runtime.policy import TransformersPolicy
+from paraagent_runtime import Completion, Message, Policy, SamplingParams, Toolspace
+from paraagent_runtime.policy import policy_from_spec
 from paraagent_runtime.prompts import system_prompt
+
+ONNX_PRECISIONS = ("fp32", "int8", "int4")
 
 
 @dataclass(frozen=True)
 class Placement:
-    """Where the benchmarked model runs: a torch device and a weights dtype."""
+    """Where the benchmarked model runs: the model, a torch device and a weights dtype.
+
+    ``model`` is ``paraagent`` (SmolLM2-135M-Instruct with the shipped adapter) or ``base``
+    (without). The device and dtype apply to transformers; ONNX Runtime GenAI runs on the CPU.
+    """
 
     device: str = "cpu"
     dtype: str = "float32"
+    model: str = "paraagent"
 
-    def policy(self, **options: Any) -> TransformersPolicy:
-        """SmolLM2-135M-Instruct as ``TransformersPolicy(None)`` loads it, placed here."""
-        return TransformersPolicy(None, device=self.device, dtype=self.dtype, **options)
+    def policy(self, backend: str, **options: Any) -> Policy:
+        """The model on ``backend`` (``transformers`` or ``onnx-<precision>``), placed here."""
+        target = "paraagent" if self.model == "paraagent" else ""
+        if backend == "transformers":
+            return policy_from_spec(
+                f"transformers:{target}", device=self.device, dtype=self.dtype, **options
+            )
+        precision = backend.removeprefix("onnx-")
+        return policy_from_spec(f"onnx:{target}", precision=precision, **options)
 
 
-async def _prompts(policy: TransformersPolicy, requests: int, target: int) -> list[list[Message]]:
+def _load(policy: Policy) -> None:
+    policy.load()  # type: ignore[attr-defined]
+
+
+def _encode(policy: Policy, messages: list[Message]) -> list[int]:
+    return policy.encode_messages(messages)  # type: ignore[attr-defined]
+
+
+async def _prompts(policy: Policy, requests: int, target: int) -> list[list[Message]]:
     """One conversation per request: the ParaAct system prompt grown to ~``target`` tokens."""
     toolspace = Toolspace(ToolEnv.builtin().sources)
     await toolspace.refresh()
@@ -64,19 +90,44 @@ async def _prompts(policy: TransformersPolicy, requests: int, target: int) -> li
             Message(role="system", content=system_prompt(preloaded=preloaded)),
             Message(role="user", content=tasks[0].query),
         ]
-        if len(policy.encode_messages(probe)) >= target:
+        if len(_encode(policy, probe)) >= target:
             break
     system = Message(role="system", content=system_prompt(preloaded=preloaded))
     return [[system, Message(role="user", content=task.query)] for task in tasks]
 
 
+async def _first_token(policy: Policy, prompts: list[list[Message]]) -> tuple[float, float]:
+    """Seconds to the first streamed text of one request alone: cold, then warm."""
+    policy.clear_prefix_cache()  # type: ignore[attr-defined]
+    latencies = []
+    for prompt in prompts[:2]:
+        first: list[float] = []
+        started = time.perf_counter()
+
+        def seen(_: str, first: list[float] = first, started: float = started) -> None:
+            if not first:
+                first.append(time.perf_counter() - started)
+
+        await policy.complete(prompt, sampling=SamplingParams(max_tokens=4), on_text=seen)
+        latencies.append(first[0] if first else time.perf_counter() - started)
+    policy.clear_prefix_cache()  # type: ignore[attr-defined]
+    return latencies[0], latencies[-1]
+
+
 async def _measure(
-    batch_size: int, prompts: list[list[Message]], sampling: SamplingParams, placement: Placement
+    backend: str,
+    batch_size: int,
+    prompts: list[list[Message]],
+    sampling: SamplingParams,
+    placement: Placement,
 ) -> tuple[dict[str, Any], list[Completion]]:
-    policy = placement.policy(max_batch_size=batch_size)
-    await asyncio.to_thread(policy.load)
+    options = {"max_batch_size": batch_size} if backend == "transformers" else {}
+    policy = placement.policy(backend, **options)
+    await asyncio.to_thread(_load, policy)
+    cold, warm = await _first_token(policy, prompts)
     await policy.complete(prompts[0], sampling=sampling.model_copy(update={"max_tokens": 2}))
-    before = policy.batch_stats.batches
+    stats = policy.batch_stats  # type: ignore[attr-defined]
+    before = stats.batches
     started = time.perf_counter()
     completions = await asyncio.gather(
         *(policy.complete(prompt, sampling=sampling) for prompt in prompts)
@@ -84,14 +135,50 @@ async def _measure(
     wall = time.perf_counter() - started
     generated = sum(len(completion.token_ids or []) for completion in completions)
     row = {
+        "backend": backend,
         "max_batch_size": batch_size,
-        "generate_calls": policy.batch_stats.batches - before,
+        "generate_calls": stats.batches - before,
         "generated_tokens": generated,
         "wall_s": round(wall, 3),
         "tokens_per_s": round(generated / wall, 2),
+        "first_token_cold_s": round(cold, 3),
+        "first_token_warm_s": round(warm, 3),
     }
     await policy.aclose()
     return row, completions
+
+
+def _settings(backends: list[str], batch_sizes: list[int]) -> list[tuple[str, int]]:
+    """Every (backend, batch size) to measure; ONNX Runtime GenAI serves one at a time."""
+    return [
+        (backend, size)
+        for backend in backends
+        for size in (batch_sizes if backend == "transformers" else [1])
+    ]
+
+
+def _agreement(
+    completions: list[Completion] | list[list[Completion]],
+    baseline: list[Completion] | list[list[Completion]],
+) -> float:
+    def tokens(item: Completion | list[Completion]) -> Any:
+        if isinstance(item, list):
+            return [completion.token_ids for completion in item]
+        return item.token_ids
+
+    same = sum(tokens(a) == tokens(b) for a, b in zip(completions, baseline, strict=True))
+    return same / len(baseline)
+
+
+async def _reference_prompts(
+    requests: int, target: int, placement: Placement
+) -> tuple[list[list[Message]], list[int]]:
+    reference = placement.policy("transformers")
+    await asyncio.to_thread(_load, reference)
+    prompts = await _prompts(reference, requests, target)
+    lengths = [len(_encode(reference, prompt)) for prompt in prompts]
+    await reference.aclose()
+    return prompts, lengths
 
 
 async def run(
@@ -100,25 +187,19 @@ async def run(
     batch_sizes: list[int],
     target: int,
     placement: Placement | None = None,
+    backends: list[str] | None = None,
 ) -> dict:
-    """Measure every batch size on the same prompts; the first batch size is the baseline."""
+    """Measure every backend and batch size on the same prompts; the first row is the baseline."""
     placement = placement or Placement()
-    reference = TransformersPolicy(None)
-    await asyncio.to_thread(reference.load)
-    prompts = await _prompts(reference, requests, target)
-    prompt_lengths = [len(reference.encode_messages(prompt)) for prompt in prompts]
-    await reference.aclose()
+    prompts, prompt_lengths = await _reference_prompts(requests, target, placement)
     sampling = SamplingParams(max_tokens=max_tokens, temperature=0.0)
     rows: list[dict[str, Any]] = []
     baseline: list[Completion] | None = None
-    for batch_size in batch_sizes:
-        row, completions = await _measure(batch_size, prompts, sampling, placement)
-        if baseline is None:
-            baseline = completions
+    for backend, batch_size in _settings(backends or ["transformers"], batch_sizes):
+        row, completions = await _measure(backend, batch_size, prompts, sampling, placement)
+        baseline = baseline or completions
         row["speedup"] = round(row["tokens_per_s"] / rows[0]["tokens_per_s"], 2) if rows else 1.0
-        row["greedy_match"] = sum(
-            a.token_ids == b.token_ids for a, b in zip(completions, baseline, strict=True)
-        ) / len(prompts)
+        row["greedy_match"] = _agreement(completions, baseline)
         rows.append(row)
     return _report(
         placement,
@@ -136,7 +217,7 @@ def _observation(turn: int, task: str) -> str:
 
 
 async def _episodes(
-    policy: TransformersPolicy, prompts: list[list[Message]], sampling: SamplingParams, turns: int
+    policy: Policy, prompts: list[list[Message]], sampling: SamplingParams, turns: int
 ) -> list[list[Completion]]:
     async def episode(prompt: list[Message]) -> list[Completion]:
         messages, completions = list(prompt), []
@@ -152,6 +233,11 @@ async def _episodes(
     return list(await asyncio.gather(*(episode(prompt) for prompt in prompts)))
 
 
+def _reused_tokens(policy: Policy) -> int:
+    stats = getattr(policy, "prefix_stats", None) or getattr(policy, "prefix_cache_stats", None)
+    return stats.reused_tokens if stats is not None else 0
+
+
 async def run_multiturn(
     requests: int,
     max_tokens: int,
@@ -159,44 +245,56 @@ async def run_multiturn(
     target: int,
     turns: int,
     placement: Placement | None = None,
+    backends: list[str] | None = None,
 ) -> dict:
-    """Multi-turn episodes with the prefix cache off, then on (same prompts, greedy)."""
+    """Multi-turn episodes: transformers with the prefix cache off, then on; then ONNX backends."""
     placement = placement or Placement()
-    reference = TransformersPolicy(None)
-    await asyncio.to_thread(reference.load)
-    prompts = await _prompts(reference, requests, target)
-    await reference.aclose()
+    prompts, _ = await _reference_prompts(requests, target, placement)
     sampling = SamplingParams(max_tokens=max_tokens, temperature=0.0)
+    settings: list[tuple[str, Callable[[], Policy]]] = []
+    for backend in backends or ["transformers"]:
+        if backend == "transformers":
+            settings += [
+                (
+                    f"transformers, prefix cache {cache_mb} MB",
+                    lambda cache_mb=cache_mb: placement.policy(
+                        "transformers", max_batch_size=batch_size, prefix_cache_mb=cache_mb
+                    ),
+                )
+                for cache_mb in (0, 1024)
+            ]
+        else:
+            settings.append(
+                (
+                    f"{backend}, {requests} slots",
+                    lambda backend=backend: placement.policy(backend, slots=requests),
+                )
+            )
     rows: list[dict[str, Any]] = []
     baseline: list[list[Completion]] | None = None
-    for cache_mb in (0, 1024):
-        policy = placement.policy(max_batch_size=batch_size, prefix_cache_mb=cache_mb)
-        await asyncio.to_thread(policy.load)
+    for label, build in settings:
+        policy = build()
+        await asyncio.to_thread(_load, policy)
         await policy.complete(prompts[0], sampling=sampling.model_copy(update={"max_tokens": 2}))
-        policy.clear_prefix_cache()
+        policy.clear_prefix_cache()  # type: ignore[attr-defined]
+        reused_before = _reused_tokens(policy)
         started = time.perf_counter()
         episodes = await _episodes(policy, prompts, sampling, turns)
         wall = time.perf_counter() - started
         flat = [completion for episode in episodes for completion in episode]
-        stats = policy.prefix_cache_stats
         prompt_tokens = sum(completion.prompt_tokens for completion in flat)
-        reused = stats.reused_tokens if stats is not None else 0
         generated = sum(len(completion.token_ids or []) for completion in flat)
         baseline = baseline or episodes
         rows.append(
             {
-                "prefix_cache_mb": cache_mb,
+                "setting": label,
                 "generated_tokens": generated,
                 "prompt_tokens": prompt_tokens,
-                "prefilled_tokens": prompt_tokens - reused,
+                "prefilled_tokens": prompt_tokens - (_reused_tokens(policy) - reused_before),
                 "wall_s": round(wall, 3),
                 "tokens_per_s": round(generated / wall, 2),
                 "speedup": round(rows[0]["wall_s"] / wall, 2) if rows else 1.0,
-                "greedy_match": sum(
-                    [c.token_ids for c in a] == [c.token_ids for c in b]
-                    for a, b in zip(episodes, baseline, strict=True)
-                )
-                / len(prompts),
+                "greedy_match": _agreement(episodes, baseline),
             }
         )
         await policy.aclose()
@@ -215,7 +313,7 @@ def _report(placement: Placement, **fields: Any) -> dict[str, Any]:
     import torch
 
     return {
-        "model": "SmolLM2-135M-Instruct",
+        "model": "ParaAgent-135M" if placement.model == "paraagent" else "SmolLM2-135M-Instruct",
         "device": placement.device,
         "dtype": placement.dtype,
         "torch_threads": torch.get_num_threads(),
@@ -244,17 +342,18 @@ def _common_cells(row: dict[str, Any]) -> list[str]:
     ]
 
 
-_COMMON_HEADERS = ("tokens", "wall s", "tokens/s", "speed-up")
+_COMMON_HEADERS = ("tokens", "wall s", "tokens/s", "speed-up", "greedy = row 1")
 
 
 def multiturn_table(report: dict) -> Table:
-    """The prefix-cache comparison as a rich table."""
+    """The prefix-reuse comparison as a rich table."""
     return _table(
         f"{report['model']}, {report['requests']} concurrent {report['turns']}-turn greedy "
-        f"episodes, max batch {report['max_batch_size']}, {report['max_tokens']} new tokens/turn",
-        ("prefix cache MB", "prompt tokens", "prefilled", *_COMMON_HEADERS, "greedy = no cache"),
+        f"episodes, {report['max_tokens']} new tokens/turn (transformers: max batch "
+        f"{report['max_batch_size']})",
+        ("setting", "prompt tokens", "prefilled", *_COMMON_HEADERS),
         [
-            [str(row["prefix_cache_mb"]), str(row["prompt_tokens"]), str(row["prefilled_tokens"])]
+            [row["setting"], str(row["prompt_tokens"]), str(row["prefilled_tokens"])]
             + _common_cells(row)
             for row in report["results"]
         ],
@@ -267,9 +366,23 @@ def table(report: dict) -> Table:
     return _table(
         f"{report['model']}, {report['requests']} concurrent greedy requests, "
         f"{prompt['min']}-{prompt['max']} prompt tokens, {report['max_tokens']} new tokens",
-        ("max batch", "generate calls", *_COMMON_HEADERS, "greedy = batch 1"),
+        (
+            "backend",
+            "max batch",
+            "calls",
+            "first token cold s",
+            "warm s",
+            *_COMMON_HEADERS,
+        ),
         [
-            [str(row["max_batch_size"]), str(row["generate_calls"])] + _common_cells(row)
+            [
+                row["backend"],
+                str(row["max_batch_size"]),
+                str(row["generate_calls"]),
+                f"{row['first_token_cold_s']:.2f}",
+                f"{row['first_token_warm_s']:.2f}",
+            ]
+            + _common_cells(row)
             for row in report["results"]
         ],
     )
@@ -285,14 +398,26 @@ def main() -> None:
     )
     parser.add_argument("--prompt-tokens", type=int, default=700, help="approximate prompt size")
     parser.add_argument(
-        "--turns", type=int, default=1, help="> 1: compare the prefix cache off/on over episodes"
+        "--turns", type=int, default=1, help="> 1: compare prefix reuse over multi-turn episodes"
+    )
+    parser.add_argument(
+        "--backends",
+        default="transformers,onnx-fp32,onnx-int4",
+        help="comma-separated: transformers, onnx-fp32, onnx-int8, onnx-int4",
+    )
+    parser.add_argument(
+        "--model", choices=("paraagent", "base"), default="paraagent", help="adapter or not"
     )
     parser.add_argument("--device", default="cpu", help="torch device of the model (cpu, cuda)")
     parser.add_argument("--dtype", default="float32", help="weights dtype (float32, bfloat16)")
     parser.add_argument("--json", help="also write the JSON report to this file")
     args = parser.parse_args()
-    placement = Placement(args.device, args.dtype)
+    placement = Placement(args.device, args.dtype, args.model)
     batch_sizes = [int(value) for value in args.batch_sizes.split(",") if value.strip()]
+    backends = [value.strip() for value in args.backends.split(",") if value.strip()]
+    for backend in backends:
+        if backend != "transformers" and backend.removeprefix("onnx-") not in ONNX_PRECISIONS:
+            parser.error(f"unknown backend {backend!r}")
     if args.turns > 1:
         report = asyncio.run(
             run_multiturn(
@@ -302,12 +427,15 @@ def main() -> None:
                 args.prompt_tokens,
                 args.turns,
                 placement,
+                backends,
             )
         )
         render = multiturn_table
     else:
         report = asyncio.run(
-            run(args.requests, args.max_tokens, batch_sizes, args.prompt_tokens, placement)
+            run(
+                args.requests, args.max_tokens, batch_sizes, args.prompt_tokens, placement, backends
+            )
         )
         render = table
     text = json.dumps(report, indent=2)
