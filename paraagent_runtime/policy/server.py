@@ -1,8 +1,10 @@
 """``paraagent serve-model``: an OpenAI-compatible chat-completions server over any :class:`Policy`.
 
-Normally it serves a local :class:`~paraagent_runtime.policy.transformers_local.TransformersPolicy`
-so anything that speaks the OpenAI API (including :class:`OpenAICompatiblePolicy` and ToolEnv's LLM
-simulation) can use a CPU model. Endpoints: ``POST /v1/chat/completions`` (plain and SSE
+Normally it serves a local model (:class:`~paraagent_runtime.policy.ort_genai.OnnxGenAIPolicy`
+on the CPU when ONNX Runtime GenAI is installed, else
+:class:`~paraagent_runtime.policy.transformers_local.TransformersPolicy`) so anything that speaks
+the OpenAI API (including :class:`OpenAICompatiblePolicy` and ToolEnv's LLM simulation) can use a
+CPU model. Endpoints: ``POST /v1/chat/completions`` (plain and SSE
 streaming, ``logprobs``, ``max_tokens``, ``temperature``, ``top_p``, ``seed``, ``stop``, vLLM's
 ``return_token_ids``), ``GET /v1/models`` and ``GET /health``. Malformed requests get a 400 with
 an OpenAI-style error body.
