@@ -11,6 +11,7 @@ import pytest
 import paraagent_runtime.policy as policy_package
 from paraagent_runtime.errors import ConfigError, UserError
 from paraagent_runtime.policy import (
+    OnnxGenAIPolicy,
     OpenAICompatiblePolicy,
     ScriptedPolicy,
     TransformersPolicy,
@@ -35,21 +36,24 @@ def test_openai_spec_without_server_or_model(monkeypatch: pytest.MonkeyPatch) ->
         policy_from_spec("openai:", base_url="http://x/v1")
 
 
-def test_local_spec_builds_a_transformers_policy(tiny_model_dir: Path) -> None:
-    policy = policy_from_spec(f"local:{tiny_model_dir}", max_new_tokens=4)
-    assert isinstance(policy, TransformersPolicy)
+@pytest.mark.parametrize("backend", ["local", "transformers", "onnx"])
+def test_local_spec_builds_a_local_policy(backend: str, tiny_model_dir: Path) -> None:
+    policy = policy_from_spec(f"{backend}:{tiny_model_dir}", max_new_tokens=4)
+    assert isinstance(policy, TransformersPolicy | OnnxGenAIPolicy)
     assert policy.model_name == tiny_model_dir.name and policy.adapter is None
-    assert policy_from_spec("local").model_name == "smollm2-135m-instruct"
+    assert policy_from_spec(backend).model_name == "smollm2-135m-instruct"
+    assert isinstance(policy_from_spec(f"transformers:{tiny_model_dir}"), TransformersPolicy)
 
 
+@pytest.mark.parametrize("backend", ["local", "transformers", "onnx"])
 def test_local_spec_with_an_adapter_dir_applies_it_to_the_base(
-    tiny_model_dir: Path, tmp_path: Path
+    backend: str, tiny_model_dir: Path, tmp_path: Path
 ) -> None:
     adapter = tmp_path / "adapter"
     adapter.mkdir()
     (adapter / "adapter_config.json").write_text("{}", encoding="utf-8")
-    policy = policy_from_spec(f"local:{adapter}", model=str(tiny_model_dir))
-    assert isinstance(policy, TransformersPolicy)
+    policy = policy_from_spec(f"{backend}:{adapter}", model=str(tiny_model_dir))
+    assert isinstance(policy, TransformersPolicy | OnnxGenAIPolicy)
     assert policy.model_name == tiny_model_dir.name
     assert policy.adapter == adapter
 
@@ -83,15 +87,16 @@ def test_vllm_without_the_extra_names_it() -> None:
 def test_public_api_matches_all() -> None:
     public = {name for name in dir(policy_package) if not name.startswith("_")}
     exported = set(policy_package.__all__)
-    assert exported <= public | {"TransformersPolicy", "VLLMPolicy"}
+    assert exported <= public | {"OnnxGenAIPolicy", "TransformersPolicy", "VLLMPolicy"}
     assert policy_package.VLLMPolicy.__name__ == "VLLMPolicy"
     with pytest.raises(AttributeError):
         policy_package.NoSuchPolicy  # noqa: B018
 
 
-def test_paraagent_spec_applies_the_shipped_adapter(tiny_model_dir: Path) -> None:
-    policy = policy_from_spec("paraagent")
-    assert isinstance(policy, TransformersPolicy)
+@pytest.mark.parametrize("spec", ["paraagent", "transformers:paraagent", "onnx:paraagent"])
+def test_paraagent_spec_applies_the_shipped_adapter(spec: str, tiny_model_dir: Path) -> None:
+    policy = policy_from_spec(spec)
+    assert isinstance(policy, TransformersPolicy | OnnxGenAIPolicy)
     assert policy.model_name == "paraagent-135m"
     assert policy.adapter is not None
     assert (policy.adapter / "adapter_model.safetensors").is_file()
