@@ -45,7 +45,6 @@ from .errors import ConfigError, MCPConnectionError, UnknownToolError
 from .progress import reporting_to
 from .tools import ToolCall, ToolErrorKind, ToolResult, ToolSpec
 from .toolspace import Route, ToolSession
-from .validation import validate_arguments
 
 __all__ = ["DispatchConfig", "Dispatcher", "ProgressCallback", "is_transient_error"]
 
@@ -153,10 +152,11 @@ class Dispatcher:
     """Runs the tool calls of a turn through an episode's :class:`ToolSession`.
 
     Every call takes one path: the session routes its name to a spec and a source (the meta-tools
-    are a source of the session), :func:`~paraagent_runtime.validation.validate_arguments` checks
-    its arguments, and the source runs it. One dispatcher may serve many concurrent episodes on
-    one event loop: the concurrency limits are shared (per source name), the loaded set and
-    de-duplication cache live in each episode's session.
+    are a source of the session), the route's check (the tool's schema, compiled once when the
+    toolspace listed it, see :mod:`~paraagent_runtime.validation`) checks its arguments, and the
+    source runs it. One dispatcher may serve many concurrent episodes on one event loop: the
+    concurrency limits are shared (per source name), the loaded set and de-duplication cache live
+    in each episode's session.
 
     The thread pool of sync tools starts with the first sync call; :meth:`close` stops it (a
     dispatcher dropped without closing releases its idle threads when collected).
@@ -261,7 +261,7 @@ class Dispatcher:
                 f"tool {call.name!r} is not loaded yet: call search_tools or "
                 f'inspect_tool(name="{call.name}") first, then call it in a later turn.',
             )
-        problem = validate_arguments(call.name, route.spec.input_schema, call.arguments)
+        problem = route.check(call.name, call.arguments)
         if problem is not None:
             return ToolResult.failure(
                 call,

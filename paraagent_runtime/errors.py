@@ -6,6 +6,7 @@ The tree::
     ├── UserError                  misuse: bad configuration, bad arguments, unknown names
     │   ├── ConfigError            a config file or spec that cannot be used (names the field)
     │   ├── MissingExtraError      an optional dependency is not installed (names the extra)
+    │   ├── InvalidSchemaError     a tool's input schema is not JSON Schema, even normalized
     │   └── UnknownToolError       a tool name the toolspace does not know
     └── RunError                   something failed while running
         ├── ModelAPIError          a policy backend is down, times out or answers garbage
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "InvalidSchemaError",
     "MCPConnectionError",
     "MissingExtraError",
     "ModelAPIError",
@@ -55,6 +57,13 @@ class MissingExtraError(UserError):
     def __init__(self, message: str, *, extra: str) -> None:
         super().__init__(message)
         self.extra = extra
+
+
+class InvalidSchemaError(UserError):
+    """A tool's input schema is not a valid JSON Schema of an object, even after normalization.
+
+    Raised when a tool is registered; the toolspace lists the tool as unusable with the message.
+    """
 
 
 class UnknownToolError(UserError):

@@ -23,8 +23,11 @@ class ToolSource(Protocol):
     """The shape every tool source has.
 
     ``name`` prefixes the ids of its tools (``<name>/<tool>``). ``list_tools`` may be called again
-    after a change notification. ``call_tool`` receives the source's own tool name and validated
-    arguments and returns any JSON-serializable value; it raises to signal failure.
+    after a change notification. A source may also set ``prefixed_names = True`` (not part of the
+    protocol; read when the source joins a toolspace) to keep ``<name>__<tool>`` model-facing
+    names for its tools whatever else is loaded (see :mod:`paraagent_runtime.naming`).
+    ``call_tool`` receives the source's own tool name and validated arguments and returns any
+    JSON-serializable value; it raises to signal failure.
     """
 
     name: str

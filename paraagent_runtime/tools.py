@@ -6,7 +6,7 @@ import enum
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from .naming import model_facing_name, split_tool_id
 
@@ -34,7 +34,8 @@ class ToolAnnotations(BaseModel):
 class ToolSpec(BaseModel):
     """One tool interface: identity, documentation and input schema.
 
-    ``id`` is ``<source>/<tool>``; :attr:`name` is the model-facing name derived from it.
+    ``id`` is ``<source>/<tool>``; :attr:`name` is the model-facing name: the one a toolspace
+    assigned (:meth:`named`, see :mod:`paraagent_runtime.naming`), else ``<source>__<tool>``.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -48,6 +49,7 @@ class ToolSpec(BaseModel):
     annotations: ToolAnnotations = Field(default_factory=ToolAnnotations)
     category: str = ""
     provider: str = ""
+    _model_name: str | None = PrivateAttr(default=None)
 
     @property
     def source(self) -> str:
@@ -61,8 +63,16 @@ class ToolSpec(BaseModel):
 
     @property
     def name(self) -> str:
-        """The sanitized model-facing name (``<source>__<tool>``)."""
-        return model_facing_name(self.id)
+        """The model-facing name: as assigned by a toolspace, else ``<source>__<tool>``."""
+        return self._model_name or model_facing_name(self.id)
+
+    def named(self, name: str) -> ToolSpec:
+        """This spec under the model-facing ``name`` (itself when that is its name already)."""
+        if name == self.name:
+            return self
+        spec = self.model_copy()
+        spec._model_name = name
+        return spec
 
     def card(self, *, max_description: int = 200) -> dict[str, Any]:
         """A compact card for search results: name, short description and parameter names."""

@@ -1,17 +1,25 @@
 """The toolspace: the union of tool sources, name mapping and search; and one episode's view.
 
-A :class:`Toolspace` maps model-facing names (``<source>__<tool>``) to the source that serves the
-tool (a :class:`Route`) and keeps a :class:`~paraagent_runtime.search.ToolSearch` index in step
-with the sources' tool lists. A :class:`ToolSession` is one episode's view of it: the episode's
-own meta-tools (a :class:`~paraagent_runtime.meta.MetaToolSource`), the set of tools the model
-has loaded (through ``search_tools``/``inspect_tool``, or all of them when the toolspace is
-small) and the episode's de-duplication cache. The dispatcher resolves every call through the
+A :class:`Toolspace` names the tools of its sources for the model (as close to each tool's own
+name as the others allow, see :mod:`paraagent_runtime.naming`; the resolver also accepts the
+original name and the usual sanitized spellings when unambiguous), maps each name to the source
+that serves the tool (a :class:`Route`, with the tool's argument check compiled once) and keeps a
+:class:`~paraagent_runtime.search.ToolSearch` index in step with the sources' tool lists. Every
+listed schema goes through :func:`~paraagent_runtime.validation.compile_schema`; a tool whose
+schema is invalid even after normalization is not callable and is listed in
+:attr:`Toolspace.unusable_tools` with the reason.
+
+A :class:`ToolSession` is one episode's view of it: the episode's own meta-tools (a
+:class:`~paraagent_runtime.meta.MetaToolSource`), the set of tools the model has loaded (through
+``search_tools``/``inspect_tool``, or all of them when the toolspace is small) and the episode's
+de-duplication cache. The dispatcher resolves every call through the
 session.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import difflib
 import logging
 from collections import Counter
@@ -20,12 +28,14 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from .errors import UnknownToolError, UserError
+from .errors import InvalidSchemaError, UnknownToolError, UserError
 from .keyword_search import KeywordToolSearch, tokenize
-from .meta import SEARCH_TOOLS, MetaToolSource
+from .meta import META_TOOLS, SEARCH_TOOLS, MetaToolSource
+from .naming import assign_names, model_facing_name, name_aliases, unique_aliases
 from .search import ToolSearch
 from .sources import ToolSource
 from .tools import ToolResult, ToolSpec
+from .validation import ArgumentCheck, compile_schema
 
 __all__ = ["Route", "ToolSession", "Toolspace"]
 
@@ -36,15 +46,39 @@ _SUGGEST_SCAN_LIMIT = 2000
 
 @dataclass(frozen=True)
 class Route:
-    """Where a call goes: the tool's spec and the source that serves it.
+    """Where a call goes: the tool's spec, the source that serves it, its argument check.
 
     Attributes:
         spec: the tool; ``spec.tool`` is the name to pass to the source.
         source: the source serving it.
+        check: the tool's compiled input schema.
     """
 
     spec: ToolSpec
     source: ToolSource
+    check: ArgumentCheck
+
+
+def _checked(
+    specs: Sequence[ToolSpec],
+) -> tuple[list[tuple[ToolSpec, ArgumentCheck]], dict[str, str]]:
+    """Compile the schemas of ``specs``.
+
+    Returns:
+        The usable specs (normalized) with their checks, and why the others are unusable, by id.
+    """
+    usable: list[tuple[ToolSpec, ArgumentCheck]] = []
+    unusable: dict[str, str] = {}
+    for spec in specs:
+        try:
+            check = compile_schema(spec.input_schema)
+        except InvalidSchemaError as exc:
+            unusable[spec.id] = str(exc)
+            continue
+        if check.schema != spec.input_schema:
+            spec = spec.model_copy(update={"input_schema": check.schema})
+        usable.append((spec, check))
+    return usable, unusable
 
 
 class ToolSession:
@@ -74,13 +108,17 @@ class ToolSession:
         """Make every tool of ``source`` callable in this session, without loading.
 
         The session does not close ``source``; whoever opened it does.
+
+        Raises:
+            InvalidSchemaError: a tool's input schema is unusable.
         """
         for spec in await source.list_tools():
-            self._own.setdefault(spec.name, Route(spec, source))
+            self._own.setdefault(spec.name, Route(spec, source, compile_schema(spec.input_schema)))
 
     def load(self, names: Iterable[str]) -> None:
-        """Make ``names`` callable in this session."""
-        self.loaded.update(names)
+        """Make ``names`` (model-facing names or their aliases) callable in this session."""
+        resolve = self.toolspace.resolve
+        self.loaded.update(resolve(name) or name for name in names)
 
     def get(self, name: str) -> ToolSpec | None:
         """The spec behind ``name`` (loaded or not), or None."""
@@ -92,7 +130,8 @@ class ToolSession:
         own = self._own.get(name)
         if own is not None:
             return own
-        return self.toolspace.route(name) if name in self.loaded else None
+        resolved = self.toolspace.resolve(name)
+        return self.toolspace.route(resolved) if resolved in self.loaded else None
 
     @property
     def tools(self) -> list[ToolSpec]:
@@ -125,6 +164,11 @@ class Toolspace:
         source_errors: why a source's last listing failed, by source name (its tools are absent).
     """
 
+    # Built by _rebuild from the listings; see there.
+    _routes: dict[str, Route]
+    _aliases: dict[str, str]
+    _unusable: dict[str, str]
+
     def __init__(
         self,
         sources: Sequence[ToolSource],
@@ -133,24 +177,31 @@ class Toolspace:
         preload_threshold: int = 32,
     ) -> None:
         self._sources: dict[str, ToolSource] = {}
+        self._prefixed: set[str] = set()
         for source in sources:
-            self._check_new_source(source)
-            self._sources[source.name] = source
+            self._put_source(source)
         self._search = search if search is not None else KeywordToolSearch()
         self.preload_threshold = preload_threshold
-        self._listed: dict[str, list[ToolSpec]] = {}
+        self._listed: dict[str, list[tuple[ToolSpec, ArgumentCheck]]] = {}
+        self._listed_unusable: dict[str, dict[str, str]] = {}
         self._tools: dict[str, ToolSpec] = {}
-        self._routes: dict[str, str] = {}
+        self._routes = {}
+        self._aliases = {}
+        self._unusable = {}
         self._by_id: dict[str, ToolSpec] = {}
         self._by_tool: dict[str, list[ToolSpec]] = {}
         self._name_index: dict[str, list[str]] = {}
         self.source_errors: dict[str, str] = {}
 
-    def _check_new_source(self, source: ToolSource) -> None:
+    def _put_source(self, source: ToolSource) -> None:
         if source.name in self._sources:
             raise UserError(
                 f"two tool sources are both named {source.name!r}; names must be unique"
             )
+        self._sources[source.name] = source
+        # Read once, here: wrappers added later (approvals, filters) need not forward it.
+        if getattr(source, "prefixed_names", False):
+            self._prefixed.add(source.name)
 
     @property
     def sources(self) -> Mapping[str, ToolSource]:
@@ -162,9 +213,25 @@ class Toolspace:
         """Every tool of every source, by model-facing name."""
         return MappingProxyType(self._tools)
 
+    @property
+    def unusable_tools(self) -> Mapping[str, str]:
+        """Tools listed by their source but not callable, by tool id: why (an invalid schema)."""
+        return MappingProxyType(
+            {
+                identifier: reason
+                for listed in self._listed_unusable.values()
+                for identifier, reason in listed.items()
+            }
+        )
+
+    def resolve(self, name: str) -> str | None:
+        """The model-facing name ``name`` stands for (itself, or an unambiguous alias), or None."""
+        return name if name in self._routes else self._aliases.get(name)
+
     def get(self, name: str) -> ToolSpec | None:
-        """Return the spec behind the model-facing ``name``, or None."""
-        return self._tools.get(name)
+        """Return the spec behind the model-facing ``name`` (or an alias of it), or None."""
+        resolved = self.resolve(name)
+        return self._tools[resolved] if resolved is not None else None
 
     def get_by_id(self, identifier: str) -> ToolSpec | None:
         """Return the spec with tool id ``identifier`` (``<source>/<tool>``), or None."""
@@ -172,13 +239,19 @@ class Toolspace:
 
     async def _list(self, source: ToolSource) -> None:
         try:
-            self._listed[source.name] = list(await source.list_tools())
+            specs = await source.list_tools()
         except Exception as exc:  # noqa: BLE001 - one broken server must not hide the others
             logger.warning("tool source %r failed to list its tools: %s", source.name, exc)
             self.source_errors[source.name] = f"{type(exc).__name__}: {exc}"
             self._listed.pop(source.name, None)
-        else:
-            self.source_errors.pop(source.name, None)
+            self._listed_unusable.pop(source.name, None)
+            return
+        self.source_errors.pop(source.name, None)
+        usable, unusable = _checked(specs)
+        self._listed[source.name] = usable
+        self._listed_unusable[source.name] = unusable
+        for identifier, reason in unusable.items():
+            logger.warning("tool %r is unusable: %s", identifier, reason)
 
     async def refresh(self) -> None:
         """List the tools of every source again, rebuild the name table and the search index.
@@ -190,24 +263,32 @@ class Toolspace:
         await self._rebuild()
 
     async def _rebuild(self) -> None:
-        tools: dict[str, ToolSpec] = {}
-        routes: dict[str, str] = {}
-        for source_name in self._sources:
-            for spec in self._listed.get(source_name, []):
-                kept = tools.get(spec.name)
-                if kept is not None:
-                    logger.warning(
-                        "tool %r (from %r) has the same model-facing name %r as %r; keeping %r",
-                        spec.id,
-                        source_name,
-                        spec.name,
-                        kept.id,
-                        kept.id,
-                    )
-                    continue
-                tools[spec.name] = spec
-                routes[spec.name] = source_name
-        self._tools, self._routes = tools, routes
+        listed = {
+            spec.id: (spec, check, source)
+            for source_name, source in self._sources.items()
+            for spec, check in self._listed.get(source_name, [])
+        }
+        unusable = {
+            identifier
+            for source_name in self._sources
+            for identifier in self._listed_unusable.get(source_name, {})
+        }
+        names = assign_names(listed, prefixed_sources=self._prefixed, reserved=META_TOOLS)
+        routes: dict[str, Route] = {}
+        for identifier, (spec, check, source) in listed.items():
+            named = spec.named(names[identifier])
+            routes[named.name] = Route(named, source, check)
+        spellings = {identifier: name_aliases(identifier) for identifier in listed}
+        self._aliases = unique_aliases(names, spellings)
+        self._unusable = {
+            spelling: identifier
+            for identifier in unusable
+            for spelling in name_aliases(identifier)
+            if spelling not in routes and spelling not in self._aliases
+        }
+        self._routes = routes
+        self._tools = {name: route.spec for name, route in routes.items()}
+        tools = self._tools
         self._by_id = {spec.id: spec for spec in tools.values()}
         self._by_tool = {}
         self._name_index = {}
@@ -223,8 +304,7 @@ class Toolspace:
         Raises:
             UserError: a source with the same name is already present.
         """
-        self._check_new_source(source)
-        self._sources[source.name] = source
+        self._put_source(source)
         await self._list(source)
         await self._rebuild()
 
@@ -239,7 +319,9 @@ class Toolspace:
             raise UserError(
                 f"no tool source named {name!r} (have: {', '.join(self._sources) or 'none'})"
             )
+        self._prefixed.discard(name)
         self._listed.pop(name, None)
+        self._listed_unusable.pop(name, None)
         self.source_errors.pop(name, None)
         await self._rebuild()
         await source.aclose()
@@ -259,6 +341,10 @@ class Toolspace:
                 raise UserError(f"a wrapper renamed tool source {name!r} to {layer.name!r}")
             wrapped[name] = layer
         self._sources = wrapped
+        self._routes = {
+            name: dataclasses.replace(route, source=wrapped[route.source.name])
+            for name, route in self._routes.items()
+        }
 
     def suggest(self, name: str, *, limit: int = 3, extra: Iterable[str] = ()) -> list[str]:
         """Model-facing names close to ``name`` (a typo, a bare tool name, or a tool id).
@@ -272,19 +358,32 @@ class Toolspace:
             extra: further names to consider (a session's own tools).
         """
         exact = [found for found in (self._by_id.get(name), *self._by_tool.get(name, ())) if found]
-        candidates: list[str] = list(extra)
+        names: list[str] = list(extra)
         if len(self._tools) <= _SUGGEST_SCAN_LIMIT:
-            candidates.extend(self._tools)
+            names.extend(self._tools)
         else:
             shared: Counter[str] = Counter()
             for token in set(tokenize(name)):
                 shared.update(self._name_index.get(token, ()))
-            candidates.extend(found for found, _ in shared.most_common(_SUGGEST_SCAN_LIMIT))
-        close = difflib.get_close_matches(name, candidates, n=limit, cutoff=0.6)
+            names.extend(found for found, _ in shared.most_common(_SUGGEST_SCAN_LIMIT))
+        # A typo may be of the name or of its <source>__<tool> spelling.
+        spelled: dict[str, str] = {}
+        for found in names:
+            spec = self._tools.get(found)
+            if spec is not None and (qualified := model_facing_name(spec.id)) != found:
+                spelled[qualified] = found
+        close = difflib.get_close_matches(name, [*names, *spelled], n=limit, cutoff=0.6)
+        close = [spelled.get(found, found) for found in close]
         return list(dict.fromkeys([*(spec.name for spec in exact), *close]))[:limit]
 
     def unknown_tool_message(self, name: str, *, extra: Iterable[str] = ()) -> str:
-        """The observation text for a call to a tool nobody serves (``extra`` as in suggest)."""
+        """The observation text for a call to a tool nobody serves (``extra`` as in suggest).
+
+        A tool that is listed but unusable (:attr:`unusable_tools`) is named with its reason.
+        """
+        unusable = self._unusable.get(name)
+        if unusable is not None:
+            return f"tool {name!r} cannot be used: {self.unusable_tools[unusable]}."
         message = f"unknown tool {name!r}."
         suggestions = self.suggest(name, extra=extra)
         if suggestions:
@@ -297,11 +396,9 @@ class Toolspace:
         return [spec for identifier, _ in hits if (spec := self._by_id.get(identifier)) is not None]
 
     def route(self, name: str) -> Route | None:
-        """Where a call to the model-facing ``name`` goes, or None when no source serves it."""
-        spec = self._tools.get(name)
-        if spec is None:
-            return None
-        return Route(spec, self._sources[self._routes[name]])
+        """Where a call to the model-facing ``name`` (or an alias) goes, or None if nowhere."""
+        resolved = self.resolve(name)
+        return self._routes[resolved] if resolved is not None else None
 
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
         """Call the tool with model-facing ``name`` on its source; source exceptions propagate.

@@ -20,10 +20,15 @@ __all__ = ["ToolEnv", "ToolEnvSource", "toolenv_sources"]
 class ToolEnvSource:
     """The tools of one provider, served by a (shared) :class:`ToolEnvSimulator`.
 
+    Its tools always keep their ``<provider>__<tool>`` names (``prefixed_names``): providers share
+    tool names, and tasks, gold call DAGs, the oracle, demos and trained models use those names.
+
     Args:
         simulator: The simulator answering calls.
         provider: The provider name; it is also the source name (``weather__get_forecast``).
     """
+
+    prefixed_names = True
 
     def __init__(self, simulator: ToolEnvSimulator, provider: str) -> None:
         self.name = provider

@@ -271,7 +271,7 @@ async def test_system_prompt_lists_preloaded_tools_for_small_toolspaces(toolspac
     await small.refresh()
     policy = ScriptedPolicy([EXECUTE, "<answer>x</answer>"])
     episode = await Agent(policy, small).run("t")
-    assert "weather__forecast" in policy.calls[0][0].content
+    assert '{"name": "forecast"' in policy.calls[0][0].content
     assert all(r.ok for r in episode.turns[0].results)
     assert isinstance(policy.calls[0][0], Message)
 

@@ -200,7 +200,7 @@ async def test_unknown_tool_gets_close_name_suggestions() -> None:
         _calls(("weather__forcast", {"city": "x"})), await toolspace.new_session()
     )
     assert result.error_kind is ToolErrorKind.UNKNOWN_TOOL
-    assert "Did you mean: weather__forecast" in result.error
+    assert "Did you mean: forecast" in result.error
     assert result.observation()["error"]["type"] == "unknown_tool"
 
 
@@ -522,14 +522,14 @@ async def test_search_tools_loads_found_tools_for_later_turns() -> None:
     assert found.ok
     assert found.content == [
         {
-            "name": "w__forecast",
+            "name": "forecast",
             "description": "Weather forecast for a city",
             "parameters": ["city"],
         }
     ]
-    assert session.loaded == {"w__forecast"}
+    assert session.loaded == {"forecast"}
     called, unloaded = await dispatcher.run_turn(
-        _calls(("w__forecast", {"city": "Oslo"}), ("w__restart_server", {})), session
+        _calls(("forecast", {"city": "Oslo"}), ("restart_server", {})), session
     )
     assert called.content == "sunny in Oslo"
     assert unloaded.error_kind is ToolErrorKind.UNLOADED_TOOL
@@ -552,13 +552,13 @@ async def test_inspect_tool_returns_the_schema_and_loads_the_tool() -> None:
         session,
     )
     assert inspected.content == {
-        "name": "w__forecast",
+        "name": "forecast",
         "description": "Forecast",
         "parameters": CITY,
         "annotations": {"read_only": True, "destructive": False},
     }
-    assert session.loaded == {"w__forecast"}
-    assert missing.error_kind is ToolErrorKind.UNKNOWN_TOOL and "w__forecast" in missing.error
+    assert session.loaded == {"forecast"}
+    assert missing.error_kind is ToolErrorKind.UNKNOWN_TOOL and "forecast" in missing.error
 
 
 async def test_meta_tool_arguments_are_validated() -> None:

@@ -8,7 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from paraagent_runtime.naming import MAX_NAME_LENGTH, model_facing_name, split_tool_id, tool_id
+from paraagent_runtime.naming import (
+    MAX_NAME_LENGTH,
+    assign_names,
+    model_facing_name,
+    name_aliases,
+    split_tool_id,
+    tool_id,
+    unique_aliases,
+)
 
 VALID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -65,3 +73,67 @@ def test_distinct_lossy_ids_never_collide(identifiers: list[str]) -> None:
     ]
     names = [model_facing_name(identifier) for identifier in lossy]
     assert len(set(names)) == len(names)
+
+
+@pytest.mark.parametrize(
+    ("identifiers", "names"),
+    [
+        # Unique names keep the tool's own name, sanitized only where they must be.
+        (
+            ["m/math.factorial", "m/get-tiny-image", "m/a/b", "t/get_current_time"],
+            ["math_factorial", "get-tiny-image", "a_b", "get_current_time"],
+        ),
+        # Two sources sharing a name: each gets its source prefix, the rest stay bare.
+        (["a/search", "b/search", "b/fetch"], ["a__search", "b__search", "fetch"]),
+        # A valid name keeps it against one that only sanitizes to it; the other is prefixed.
+        (["s/a.b", "s/a_b"], ["s__a_b", "a_b"]),
+        # Only a collision left after prefixing gets a hash.
+        (["s/a.b", "s/a b", "s/a_b"], [None, None, "a_b"]),
+        # The meta-tools' names are taken.
+        (["x/search_tools"], ["x__search_tools"]),
+    ],
+)
+def test_assigned_names_are_as_close_to_the_original_as_the_others_allow(
+    identifiers: list[str], names: list[str | None]
+) -> None:
+    assigned = assign_names(identifiers, reserved={"search_tools", "inspect_tool"})
+    for identifier, expected in zip(identifiers, names, strict=True):
+        if expected is None:
+            assert re.fullmatch(r"s__a_b_[0-9a-f]{8}", assigned[identifier])
+        else:
+            assert assigned[identifier] == expected
+    assert len(set(assigned.values())) == len(identifiers)
+
+
+def test_prefixed_sources_keep_their_fixed_names_and_take_them_first() -> None:
+    assigned = assign_names(
+        ["weather/get_forecast", "user/weather__get_forecast", "user/get_forecast"],
+        prefixed_sources={"weather"},
+    )
+    assert assigned == {
+        "weather/get_forecast": "weather__get_forecast",
+        "user/weather__get_forecast": "user__weather__get_forecast",
+        "user/get_forecast": "get_forecast",
+    }
+
+
+def test_aliases_cover_the_original_and_the_usual_spellings_when_unambiguous() -> None:
+    names = assign_names(["m/get-tiny-image", "m/math.factorial", "n/math_factorial"])
+    aliases = unique_aliases(names, {i: name_aliases(i) for i in names})
+    assert aliases["get_tiny_image"] == "get-tiny-image"
+    assert aliases["m__get-tiny-image"] == "get-tiny-image"
+    assert aliases["m/get-tiny-image"] == "get-tiny-image"
+    assert aliases["math.factorial"] == names["m/math.factorial"]
+    assert "math_factorial" not in aliases  # a tool's own name, never an alias of another
+
+
+@given(
+    st.lists(
+        st.text(alphabet="ab/ ._-", min_size=1, max_size=8), min_size=1, max_size=20, unique=True
+    )
+)
+def test_assigned_names_are_valid_distinct_and_deterministic(identifiers: list[str]) -> None:
+    assigned = assign_names(identifiers, reserved={"search_tools"})
+    assert all(VALID.fullmatch(name) for name in assigned.values())
+    assert len(set(assigned.values())) == len(identifiers)
+    assert assign_names(identifiers, reserved={"search_tools"}) == assigned

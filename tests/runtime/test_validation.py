@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import logging
+import re
 
 import jsonschema
 import pytest
 
-from paraagent_runtime.validation import validate_arguments
+from paraagent_runtime.errors import InvalidSchemaError
+from paraagent_runtime.validation import compile_schema, normalize_schema, validate_arguments
 
 SCHEMA = {
     "type": "object",
@@ -57,18 +58,84 @@ def test_a_schema_is_compiled_once_whoever_asks(monkeypatch: pytest.MonkeyPatch)
 
 
 @pytest.mark.parametrize(
-    "schema",
+    ("schema", "reason"),
     [
-        {"type": "object", "properties": {"x": {"type": 12}}},
-        {"type": "object", "properties": {"x": {"$ref": "#/definitions/missing"}}},
+        ({"type": "object", "properties": {"x": {"type": 12}}}, "invalid at properties/x/type"),
+        ({"type": "object", "properties": {"x": {"type": "date"}}}, "invalid at properties/x"),
+        (
+            {"type": "object", "properties": {"x": {"$ref": "#/definitions/missing"}}},
+            "$ref '#/definitions/missing' does not resolve",
+        ),
+        ({"type": "string"}, "describes 'string', not an object"),
     ],
-    ids=["invalid-schema", "unresolvable-ref"],
+    ids=["invalid-type", "unknown-type-name", "unresolvable-ref", "not-an-object"],
 )
-def test_a_broken_upstream_schema_is_not_enforced_and_warns_once(
-    schema: dict, caplog: pytest.LogCaptureFixture
-) -> None:
-    with caplog.at_level(logging.WARNING, logger="paraagent_runtime.validation"):
-        assert validate_arguments("w__broken", schema, {"x": 1}) is None
-        assert validate_arguments("w__broken", schema, {"x": 2}) is None
-    warnings = [record for record in caplog.records if "not validating" in record.message]
-    assert len(warnings) == 1 and "w__broken" in warnings[0].message
+def test_a_broken_schema_is_a_typed_error_and_refuses_calls(schema: dict, reason: str) -> None:
+    with pytest.raises(InvalidSchemaError, match=re.escape(reason)):
+        compile_schema(schema)
+    message = validate_arguments("w__broken", schema, {"x": 1})
+    assert message is not None and message.startswith("tool w__broken cannot be called: ")
+    assert reason in message
+
+
+# Function definitions as written in function-calling datasets and by hand (OpenAPI-ish types).
+DIALECT = {
+    "type": "dict",
+    "properties": {
+        "n": {"type": "int"},
+        "ratio": {"type": "float"},
+        "pair": {"type": "tuple", "items": [{"type": "str"}, {"type": "Integer"}]},
+        "extra": {"type": "any"},
+        "options": {
+            "type": "dict",
+            "properties": {"deep": {"type": "list", "items": {"type": "bool"}}},
+        },
+        "lower": {"type": "number", "minimum": 0, "exclusiveMinimum": True},
+        "note": {"type": "string", "nullable": True, "required": True},
+    },
+}
+
+
+def test_other_dialects_are_normalized_recursively() -> None:
+    assert normalize_schema(DIALECT) == {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer"},
+            "ratio": {"type": "number"},
+            "pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}]},
+            "extra": {},
+            "options": {
+                "type": "object",
+                "properties": {"deep": {"type": "array", "items": {"type": "boolean"}}},
+            },
+            "lower": {"type": "number", "exclusiveMinimum": 0},
+            "note": {"type": ["string", "null"], "nullable": True},
+        },
+        "required": ["note"],
+    }
+    assert normalize_schema(SCHEMA) == SCHEMA
+
+
+def test_a_normalized_schema_is_enforced_not_skipped() -> None:
+    good = {"n": 3, "ratio": 0.5, "pair": ["a", 1], "extra": [1], "note": None, "lower": 1}
+    assert validate_arguments("t", DIALECT, good) is None
+    message = validate_arguments(
+        "t", DIALECT, {"n": "3", "ratio": "x", "options": {"deep": ["no"]}, "note": "n"}
+    )
+    assert message == (
+        "invalid arguments for t: arguments.n: '3' is not of type 'integer'; "
+        "arguments.options.deep[0]: 'no' is not of type 'boolean'; "
+        "arguments.ratio: 'x' is not of type 'number'"
+    )
+    assert "'note' is a required property" in validate_arguments("t", DIALECT, {})
+    assert "0 is less than or equal to the minimum of 0" in validate_arguments(
+        "t", DIALECT, {"note": "n", "lower": 0}
+    )
+
+
+def test_integral_floats_are_not_integers() -> None:
+    assert validate_arguments("t", DIALECT, {"n": 5.0, "note": "n"}) == (
+        "invalid arguments for t: arguments.n: 5.0 is not of type 'integer'"
+    )
+    assert validate_arguments("t", DIALECT, {"n": True, "note": "n"}) is not None
+    assert validate_arguments("t", DIALECT, {"ratio": 5, "note": "n"}) is None

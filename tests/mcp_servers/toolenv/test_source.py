@@ -7,13 +7,12 @@ from typing import Any
 import pytest
 
 import mcp_servers.toolenv.simulator as simulator
-import paraagent_runtime.dispatch as dispatch
 from mcp_servers.toolenv import ToolEnv, builtin_tasks, toolenv_sources
 from paraagent_runtime.dispatch import Dispatcher
 from paraagent_runtime.sources import ToolSource
 from paraagent_runtime.tools import ToolCall, ToolErrorKind
 from paraagent_runtime.toolspace import Toolspace
-from paraagent_runtime.validation import validate_arguments
+from paraagent_runtime.validation import ArgumentCheck, validate_arguments
 
 
 async def test_one_source_per_provider_with_model_facing_names() -> None:
@@ -39,7 +38,13 @@ async def test_a_runtime_call_is_validated_once_by_the_runtime(
         checked.append(tool)
         return validate_arguments(tool, schema, arguments)
 
-    monkeypatch.setattr(dispatch, "validate_arguments", counting)
+    check = ArgumentCheck.__call__
+
+    def counting_check(self: ArgumentCheck, tool: str, arguments: Any) -> str | None:
+        checked.append(tool)
+        return check(self, tool, arguments)
+
+    monkeypatch.setattr(ArgumentCheck, "__call__", counting_check)
     monkeypatch.setattr(simulator, "validate_arguments", counting)
     toolspace = Toolspace(ToolEnv.builtin(seed=2).sources)
     await toolspace.refresh()
