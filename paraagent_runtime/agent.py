@@ -45,7 +45,7 @@ from .policy.base import Completion, Message, Policy, SamplingParams
 from .prompts import system_prompt
 from .tools import ToolCall, ToolErrorKind, ToolResult
 from .toolspace import ToolSession, Toolspace
-from .trajectory import Episode, TrajectoryWriter, TurnRecord
+from .trajectory import Episode, EpisodeSink, TurnRecord
 
 __all__ = ["Agent", "AgentConfig", "EventCallback"]
 
@@ -100,7 +100,7 @@ class Agent:
         toolspace: Toolspace,
         config: AgentConfig | None = None,
         *,
-        trajectory: TrajectoryWriter | None = None,
+        trajectory: EpisodeSink | None = None,
     ) -> None:
         self.policy = policy
         self.toolspace = toolspace

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import IO, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -23,11 +23,19 @@ from .errors import ConfigError
 from .policy.base import Message
 from .tools import ToolCall, ToolResult
 
-__all__ = ["Episode", "EpisodeStatus", "TrajectoryWriter", "TurnRecord", "read_episodes"]
+__all__ = [
+    "Episode",
+    "EpisodeSink",
+    "EpisodeStatus",
+    "TrajectoryWriter",
+    "TurnRecord",
+    "read_episodes",
+]
 
 logger = logging.getLogger(__name__)
 
-EpisodeStatus = Literal["answered", "max_turns", "error", "cancelled"]
+EpisodeStatus = Literal["answered", "max_turns", "error", "cancelled", "interrupted"]
+"""How an episode ended; ``interrupted``: the user stopped the run (Ctrl-C in ``paraagent run``)."""
 
 
 class TurnRecord(BaseModel):
@@ -82,27 +90,39 @@ class Episode(BaseModel):
         return counts
 
 
+class EpisodeSink(Protocol):
+    """Where finished episodes go: a :class:`TrajectoryWriter`, or a caller's wrapper of one."""
+
+    def write(self, episode: Episode) -> None:
+        """Keep one finished episode."""
+        ...
+
+
 class TrajectoryWriter:
     """Appends episodes to a JSONL file.
 
     Each write is flushed and fsynced, so a crash loses nothing. Writes are synchronous and small
-    (one line per episode), so a writer can be shared by the episodes of one event loop.
+    (one line per episode), so a writer can be shared by the episodes of one event loop. The file
+    is created by the first write: a run stopped before its first episode leaves no empty file.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("a", encoding="utf-8")
+        self._file: IO[str] | None = None
 
     def write(self, episode: Episode) -> None:
         """Append one episode synchronously."""
+        if self._file is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = self.path.open("a", encoding="utf-8")
         self._file.write(episode.model_dump_json() + "\n")
         self._file.flush()
         os.fsync(self._file.fileno())
 
     def close(self) -> None:
-        """Close the file."""
-        self._file.close()
+        """Close the file (if an episode was written)."""
+        if self._file is not None:
+            self._file.close()
 
     def __enter__(self) -> TrajectoryWriter:
         return self

@@ -113,21 +113,26 @@ def run(
     max_tokens: Annotated[int, options.max_tokens()] = 384,
     temperature: Annotated[float, options.temperature()] = 0.0,
     seed: Annotated[int, options.seed("ToolEnv world seed for free-form tasks.")] = 0,
-    mcp_config: Annotated[
-        Path | None,
-        typer.Option("--mcp-config", help="mcpServers JSON: add these MCP servers' tools."),
-    ] = None,
+    mcp_config: Annotated[Path | None, options.mcp_config()] = None,
+    toolenv: Annotated[bool | None, options.toolenv()] = None,
     out: Annotated[
         Path | None,
         options.out("JSONL file the episodes are appended to (default runs/trajectories-*.jsonl)."),
     ] = None,
+    max_calls_per_turn: Annotated[int | None, options.max_calls_per_turn()] = None,
+    max_concurrency: Annotated[int | None, options.max_concurrency()] = None,
+    per_source_concurrency: Annotated[int | None, options.per_source_concurrency()] = None,
+    call_timeout: Annotated[float | None, options.call_timeout()] = None,
 ) -> None:
-    """Run the ParaAct agent on tasks and print each phase trace, the answers and a summary."""
+    """Run the ParaAct agent on tasks and print each phase trace, the answers and a summary.
+
+    Exits 1 when an episode ended in an error, 130 on Ctrl-C (the running episode is kept).
+    """
     import asyncio
 
     from rich.console import Console
 
-    from .run_command import RunOptions, run_tasks
+    from .run_command import RunOptions, errored, run_tasks
 
     run_options = RunOptions(
         task=task,
@@ -141,6 +146,20 @@ def run(
         temperature=temperature,
         seed=seed,
         mcp_config=mcp_config,
+        toolenv=toolenv,
         trajectory=out or Path("runs") / f"trajectories-{time.strftime('%Y%m%d-%H%M%S')}.jsonl",
+        dispatch=options.dispatch_limits(
+            max_calls_per_turn, max_concurrency, per_source_concurrency, call_timeout
+        ),
     )
-    asyncio.run(run_tasks(run_options, Console()))
+    try:
+        episodes = asyncio.run(run_tasks(run_options, Console()))
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None  # run_tasks said what was kept
+    if failed := errored(episodes):
+        typer.echo(
+            f"error: {failed} of {len(episodes)} episodes ended in an error "
+            f"(see {run_options.trajectory})",
+            err=True,
+        )
+        raise typer.Exit(1)

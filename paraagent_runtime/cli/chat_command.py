@@ -1,4 +1,7 @@
-"""``paraagent chat``: the Textual UI (:mod:`tui`) wired to ToolEnv, MCP servers and a policy."""
+"""``paraagent chat``: the Textual UI (:mod:`tui`) wired to the chosen tools and a policy.
+
+The tools follow :mod:`.tool_sources`: the user's MCP servers, or the built-in ToolEnv.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from . import options
+from .tool_sources import ToolChoice, announce, check_names, choose_tools
 
 if TYPE_CHECKING:
     from ..policy import Policy
@@ -28,16 +32,17 @@ def _policy_factory(base_url: str | None) -> Callable[[str], Policy]:
     return build
 
 
-def _toolspace(mcp_config: Path | None, toolenv: list[ToolSource]) -> Toolspace:
+def _toolspace(choice: ToolChoice, toolenv: list[ToolSource]) -> Toolspace:
     from ..search import default_tool_search, index_scope
     from ..toolspace import Toolspace
 
-    if mcp_config is None:
-        return Toolspace(toolenv, search=default_tool_search(index_scope(None)))
+    search = default_tool_search(index_scope(choice.mcp_config, with_builtin=choice.toolenv))
+    if choice.mcp_config is None:
+        return Toolspace(toolenv, search=search)
     from ..mcp import mcp_toolspace
 
-    search = default_tool_search(index_scope(mcp_config, with_builtin=bool(toolenv)))
-    toolspace = mcp_toolspace(mcp_config, search=search)
+    toolspace = mcp_toolspace(choice.mcp_config, search=search)
+    check_names(choice, toolspace.sources, toolenv)
 
     async def add() -> None:
         for source in toolenv:
@@ -48,10 +53,7 @@ def _toolspace(mcp_config: Path | None, toolenv: list[ToolSource]) -> Toolspace:
 
 
 def chat_command(
-    mcp_config: Annotated[
-        Path | None,
-        typer.Option("--mcp-config", help="mcpServers JSON: chat with these servers' tools too."),
-    ] = None,
+    mcp_config: Annotated[Path | None, options.mcp_config()] = None,
     policy: Annotated[
         str, options.policy(f"{options.POLICY_HELP} /model SPEC switches it in the chat.")
     ] = "paraagent",
@@ -61,9 +63,7 @@ def chat_command(
         options.DEFAULT_MAX_TURNS
     ),
     seed: Annotated[int, options.seed("ToolEnv world seed.")] = 0,
-    toolenv: Annotated[
-        bool, typer.Option("--toolenv/--no-toolenv", help="Include the built-in ToolEnv tools.")
-    ] = True,
+    toolenv: Annotated[bool | None, options.toolenv()] = None,
     history_dir: Annotated[
         Path | None,
         typer.Option(
@@ -75,26 +75,36 @@ def chat_command(
         bool, typer.Option("--resume", help="Reopen the latest conversation.")
     ] = False,
     light: Annotated[bool, typer.Option("--light", help="Start with the light theme.")] = False,
+    max_calls_per_turn: Annotated[int | None, options.max_calls_per_turn()] = None,
+    max_concurrency: Annotated[int | None, options.max_concurrency()] = None,
+    per_source_concurrency: Annotated[int | None, options.per_source_concurrency()] = None,
+    call_timeout: Annotated[float | None, options.call_timeout()] = None,
 ) -> None:
     """Chat with the agent in a terminal UI: phases, parallel calls and their results, live."""
     # First, so that a missing `tui` extra is reported before a model loads.
     from tui.app import run_chat
 
     from ..agent import AgentConfig
-    from ..errors import UserError
 
+    choice = choose_tools(mcp_config, toolenv)
     sources: list[ToolSource] = []
-    if toolenv:
+    if choice.toolenv:
         from mcp_servers.toolenv import ToolEnv
 
         sources = list(ToolEnv.builtin(seed=seed).sources)
-    if not sources and mcp_config is None:
-        raise UserError("no tools: drop --no-toolenv or give --mcp-config FILE")
+    toolspace = _toolspace(choice, sources)
+    announce(choice)
     build_policy = _policy_factory(base_url)
     run_chat(
         policy=build_policy(policy),
-        toolspace=_toolspace(mcp_config, sources),
-        agent_config=AgentConfig(mode=mode.value, max_turns=max_turns),  # type: ignore[arg-type]
+        toolspace=toolspace,
+        agent_config=AgentConfig(
+            mode=mode.value,  # type: ignore[arg-type]
+            max_turns=max_turns,
+            dispatch=options.dispatch_limits(
+                max_calls_per_turn, max_concurrency, per_source_concurrency, call_timeout
+            ),
+        ),
         history_dir=history_dir,
         resume=resume,
         policy_factory=build_policy,

@@ -14,11 +14,14 @@ stays fast.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from .. import modes as _modes
+
+if TYPE_CHECKING:
+    from ..dispatch import DispatchConfig
 
 __all__ = [
     "DEFAULT_MAX_TURNS",
@@ -26,15 +29,22 @@ __all__ = [
     "MODE_NAMES",
     "ModeChoice",
     "base_url",
+    "call_timeout",
+    "dispatch_limits",
+    "max_calls_per_turn",
+    "max_concurrency",
     "max_tokens",
     "max_turns",
+    "mcp_config",
     "mode",
     "modes",
     "n_tasks",
     "out",
+    "per_source_concurrency",
     "policy",
     "seed",
     "temperature",
+    "toolenv",
 ]
 
 MODE_NAMES: tuple[str, ...] = _modes.MODES
@@ -68,6 +78,26 @@ def base_url(
     return typer.Option("--base-url", help=help, metavar="URL")
 
 
+def mcp_config(
+    help: str = (
+        "MCP config (mcpServers or VS Code servers JSON): its servers are the tools "
+        "(default ./.mcp.json if present, else the built-in ToolEnv)."
+    ),
+) -> Any:
+    """``--mcp-config FILE``: the user's MCP servers (the rule: :mod:`.tool_sources`)."""
+    return typer.Option("--mcp-config", help=help, metavar="FILE")
+
+
+def toolenv(
+    help: str = (
+        "Add the built-in ToolEnv (simulated tools) to the MCP servers; --no-toolenv: never "
+        "(default: only when there is no MCP config)."
+    ),
+) -> Any:
+    """``--toolenv/--no-toolenv``: whether the simulated ToolEnv tools join (None: the rule)."""
+    return typer.Option("--toolenv/--no-toolenv", help=help)
+
+
 def mode(help: str = "Agent mode.") -> Any:
     """``--mode/-m``: one agent mode, a choice of :data:`MODE_NAMES`."""
     return typer.Option("--mode", "-m", help=help, case_sensitive=False)
@@ -96,6 +126,59 @@ def temperature(help: str = "Sampling temperature (0 = greedy).") -> Any:
 def n_tasks(help: str = "Number of tasks.") -> Any:
     """``--n-tasks N``: how many tasks (at least 1)."""
     return typer.Option("--n-tasks", min=1, help=help)
+
+
+# The dispatch limits (DispatchConfig): None leaves the library's default, which --help names.
+def max_calls_per_turn(
+    help: str = (
+        "Tool calls run per model turn; later ones get too_many_calls [default: 8]. Raises "
+        "--max-concurrency and --per-source-concurrency to match unless they are given."
+    ),
+) -> Any:
+    """``--max-calls-per-turn N``: K_max, the calls of one turn that run (at least 1)."""
+    return typer.Option("--max-calls-per-turn", min=1, help=help, metavar="N")
+
+
+def max_concurrency(
+    help: str = "Tool calls running at once over all sources [default: 64].",
+) -> Any:
+    """``--max-concurrency N``: calls in flight over every source (at least 1)."""
+    return typer.Option("--max-concurrency", min=1, help=help, metavar="N")
+
+
+def per_source_concurrency(
+    help: str = "Tool calls running at once on one source (MCP server) [default: 16].",
+) -> Any:
+    """``--per-source-concurrency N``: calls in flight on one source (at least 1)."""
+    return typer.Option("--per-source-concurrency", min=1, help=help, metavar="N")
+
+
+def call_timeout(help: str = "Seconds one tool call may run [default: 30].") -> Any:
+    """``--call-timeout SECONDS``: the limit of one attempt of one call (above 0)."""
+    return typer.Option("--call-timeout", min=0.001, help=help, metavar="SECONDS")
+
+
+def dispatch_limits(
+    max_calls_per_turn: int | None = None,
+    max_concurrency: int | None = None,
+    per_source_concurrency: int | None = None,
+    call_timeout: float | None = None,
+) -> DispatchConfig:
+    """The dispatch config of the four limit flags; a flag not given keeps the default.
+
+    A turn's calls all run at once unless a concurrency flag says otherwise: with only
+    ``--max-calls-per-turn 64``, 64 calls do not queue behind the default 16 per source.
+    """
+    from ..dispatch import DispatchConfig
+
+    default = DispatchConfig()
+    turn = max_calls_per_turn or default.max_calls_per_turn
+    return DispatchConfig(
+        max_calls_per_turn=turn,
+        max_concurrency=max_concurrency or max(default.max_concurrency, turn),
+        per_source_concurrency=per_source_concurrency or max(default.per_source_concurrency, turn),
+        call_timeout_s=call_timeout or default.call_timeout_s,
+    )
 
 
 def seed(help: str = "Random seed.") -> Any:

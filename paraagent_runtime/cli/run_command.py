@@ -1,16 +1,24 @@
-"""``paraagent run``: run the agent over ToolEnv (plus optional MCP servers) and report per task."""
+"""``paraagent run``: run the agent over the chosen tools and report per task.
+
+The tools follow :mod:`.tool_sources` (the user's MCP servers, or the built-in ToolEnv). Every
+episode is written to the trajectory file as it ends; Ctrl-C writes the running one with status
+``interrupted`` and says so in one line.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import typer
 from rich.console import Console
 
 from ..agent import Agent, AgentConfig
 from ..checker import check_answer
+from ..dispatch import DispatchConfig
 from ..errors import ConfigError, UserError
 from ..events import AgentEvent, CallFinished, PhaseEvent, TurnStarted
 from ..modes import AgentMode
@@ -22,8 +30,9 @@ from ..sources import ToolSource
 from ..tasks import Task
 from ..toolspace import Toolspace
 from ..trajectory import Episode, TrajectoryWriter
+from .tool_sources import ToolChoice, announce, check_names, choose_tools
 
-__all__ = ["RunOptions", "TaskItem", "load_task_items", "run_tasks"]
+__all__ = ["RunOptions", "TaskItem", "errored", "load_task_items", "run_tasks"]
 
 
 @dataclass
@@ -41,7 +50,9 @@ class RunOptions:
     temperature: float
     seed: int
     mcp_config: Path | None
+    toolenv: bool | None
     trajectory: Path
+    dispatch: DispatchConfig = field(default_factory=DispatchConfig)
 
 
 @dataclass
@@ -128,46 +139,96 @@ def _mcp_sources(path: Path | None) -> list[ToolSource]:
     return list(load_mcp_sources(path))
 
 
-async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
-    """Run every task, print its phase trace and answer, then a summary; return the episodes."""
-    from mcp_servers.toolenv import ToolEnv
+def _choose(options: RunOptions, items: list[TaskItem]) -> ToolChoice:
+    """The tool-source rule, plus: ToolEnv tasks are checked in ToolEnv's world, so it joins."""
+    toolenv = options.toolenv
+    if any(item.toolenv_task is not None for item in items):
+        if toolenv is False:
+            raise UserError("ToolEnv tasks run on the built-in ToolEnv: drop --no-toolenv")
+        toolenv = True
+    return choose_tools(options.mcp_config, toolenv)
 
+
+class _Recorder:
+    """The episode sink of one task: checks a ToolEnv answer, then writes the episode.
+
+    The agent writes even a cancelled episode before the cancellation goes on; in ``run`` only
+    Ctrl-C cancels, so that episode is recorded as ``interrupted``.
+    """
+
+    def __init__(self, writer: TrajectoryWriter, item: TaskItem) -> None:
+        self.writer = writer
+        self.item = item
+
+    def write(self, episode: Episode) -> None:
+        """Check (ToolEnv tasks), relabel a cancelled episode, and append it to the file."""
+        if episode.status == "cancelled":
+            episode.status = "interrupted"
+        elif self.item.toolenv_task is not None:
+            check = check_answer(self.item.toolenv_task, episode.answer or "")
+            episode.metadata.update(success=check.success, check=check.model_dump())
+        self.writer.write(episode)
+
+
+def errored(episodes: list[Episode]) -> int:
+    """How many episodes ended in an error (``paraagent run`` then exits 1)."""
+    return sum(episode.status == "error" for episode in episodes)
+
+
+async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
+    """Run every task, print its phase trace and answer, then a summary; return the episodes.
+
+    Raises:
+        asyncio.CancelledError: Ctrl-C; the running episode was written as ``interrupted`` and
+            one line on stderr says where.
+    """
     items = load_task_items(options)
+    choice = _choose(options, items)
+    servers = _mcp_sources(choice.mcp_config)
+    base_env = None
+    if choice.toolenv:
+        from mcp_servers.toolenv import ToolEnv
+
+        base_env = ToolEnv.builtin(seed=options.seed)
+        check_names(choice, (server.name for server in servers), base_env.sources)
     policy: Policy = policy_from_spec(options.policy, base_url=options.base_url)
+    announce(choice)
     config = AgentConfig(
         mode=options.mode,
         max_turns=options.max_turns,
+        dispatch=options.dispatch,
         sampling=SamplingParams(
             max_tokens=options.max_tokens, temperature=options.temperature, seed=options.seed
         ),
     )
-    extra_sources = _mcp_sources(options.mcp_config)
-    base_env = ToolEnv.builtin(seed=options.seed)
-    search = default_tool_search(index_scope(options.mcp_config))
+    search = default_tool_search(index_scope(choice.mcp_config, with_builtin=choice.toolenv))
     episodes: list[Episode] = []
     console.print(
         f"policy [bold]{options.policy}[/], mode [bold]{options.mode}[/], trajectories → "
         f"{options.trajectory}"
     )
+    running = 0  # the number of the task whose episode is running, if any
     try:
         with TrajectoryWriter(options.trajectory) as writer:
             for number, item in enumerate(items, start=1):
-                env = (
-                    base_env.for_task(item.toolenv_task)
-                    if item.toolenv_task is not None
-                    else base_env
-                )
-                toolspace = Toolspace([*env.sources, *extra_sources], search=search)
+                simulated: list[ToolSource] = []
+                if base_env is not None:
+                    env = (
+                        base_env
+                        if item.toolenv_task is None
+                        else base_env.for_task(item.toolenv_task)
+                    )
+                    simulated = list(env.sources)
+                toolspace = Toolspace([*simulated, *servers], search=search)
                 await toolspace.refresh()
                 console.rule(f"[{number}/{len(items)}] {item.task_id or 'task'}")
                 console.print(item.query, highlight=False)
-                episode = await Agent(policy, toolspace, config).run(
+                agent = Agent(policy, toolspace, config, trajectory=_Recorder(writer, item))
+                running = number
+                episode = await agent.run(
                     item.query, task_id=item.task_id, on_event=_event_printer(console)
                 )
-                if item.toolenv_task is not None:
-                    check = check_answer(item.toolenv_task, episode.answer or "")
-                    episode.metadata.update(success=check.success, check=check.model_dump())
-                writer.write(episode)
+                running = 0
                 episodes.append(episode)
                 console.print(trace_table(episode))
                 verdict = ""
@@ -181,9 +242,17 @@ async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
                     f"[bold]answer[/] ({episode.status}): {episode.answer or '—'}{verdict}",
                     highlight=False,
                 )
+    except asyncio.CancelledError:
+        kept = (
+            f"task {running}/{len(items)} kept in {options.trajectory} with status 'interrupted'"
+            if running
+            else "no episode was running"
+        )
+        typer.echo(f"interrupted: {kept}; {len(episodes)} of {len(items)} finished", err=True)
+        raise
     finally:
         await policy.aclose()
-        for source in extra_sources:
+        for source in servers:
             await source.aclose()
     console.rule("summary")
     console.print(summary_table(summarize(episodes)))

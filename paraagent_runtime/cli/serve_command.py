@@ -1,4 +1,7 @@
-"""``paraagent serve``: paraagent as an MCP server in front of the servers of an MCP config."""
+"""``paraagent serve``: paraagent as an MCP server in front of the chosen tools.
+
+The tools follow :mod:`.tool_sources`: the servers of an MCP config, or the built-in ToolEnv.
+"""
 
 from __future__ import annotations
 
@@ -21,9 +24,8 @@ class Transport(StrEnum):
 
 
 def serve_command(
-    mcp_config: Annotated[
-        Path, typer.Option("--mcp-config", help="mcpServers JSON: the servers to front.")
-    ],
+    mcp_config: Annotated[Path | None, options.mcp_config()] = None,
+    toolenv: Annotated[bool | None, options.toolenv()] = None,
     transport: Annotated[
         Transport, typer.Option("--transport", "-t", help="How MCP clients connect.")
     ] = Transport.stdio,
@@ -50,15 +52,34 @@ def serve_command(
     gateway: Annotated[
         bool, typer.Option("--gateway/--no-gateway", help="Expose search_tools + call_tool.")
     ] = True,
+    max_calls_per_turn: Annotated[int | None, options.max_calls_per_turn()] = None,
+    max_concurrency: Annotated[int | None, options.max_concurrency()] = None,
+    per_source_concurrency: Annotated[int | None, options.per_source_concurrency()] = None,
+    call_timeout: Annotated[float | None, options.call_timeout()] = None,
 ) -> None:
     """Serve paraagent (run_task and the search_tools/call_tool gateway) over stdio or HTTP."""
     import asyncio
 
     from ..mcp.serving import serve_mcp_config
+    from ..sources import ToolSource
+    from .tool_sources import announce, check_names, choose_tools
 
+    choice = choose_tools(mcp_config, toolenv)
+    sources: list[ToolSource] = []
+    if choice.toolenv:
+        from mcp_servers.toolenv import ToolEnv
+
+        sources = list(ToolEnv.builtin().sources)
+    if choice.mcp_config is not None:
+        from ..mcp import load_mcp_config
+
+        # A broken file is one error line, before any work.
+        check_names(choice, load_mcp_config(choice.mcp_config).enabled(), sources)
+    announce(choice)
     asyncio.run(
         serve_mcp_config(
-            mcp_config,
+            choice.mcp_config,
+            sources=sources,
             policy_spec=policy,
             base_url=base_url,
             mode=mode.value,  # type: ignore[arg-type]
@@ -68,5 +89,8 @@ def serve_command(
             port=port,
             token=token or None,
             gateway=gateway,
+            dispatch=options.dispatch_limits(
+                max_calls_per_turn, max_concurrency, per_source_concurrency, call_timeout
+            ),
         )
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import typer
 from typer.testing import CliRunner
 
@@ -33,3 +35,25 @@ def test_no_tools_at_all_is_a_user_error():
 def test_a_missing_script_is_a_config_error(tmp_path):
     result = CliRunner().invoke(_app(), ["--policy", f"scripted:{tmp_path}/missing.jsonl"])
     assert isinstance(result.exception, ConfigError)
+
+
+def _project_config(tmp_path, monkeypatch, name: str) -> None:
+    server = {"command": "mcp-server-time"}
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {name: server}}))
+    monkeypatch.chdir(tmp_path)
+
+
+def test_a_project_mcp_json_is_the_tools_and_is_said(tmp_path, monkeypatch):
+    _project_config(tmp_path, monkeypatch, "time")
+    result = CliRunner().invoke(_app(), ["--policy", f"scripted:{tmp_path}/missing.jsonl"])
+    assert isinstance(result.exception, ConfigError)  # the policy, after the tools were chosen
+    assert "tools: the MCP servers of .mcp.json (found ./.mcp.json" in result.output
+
+
+def test_toolenv_beside_a_server_with_a_provider_name_is_an_error_naming_both(
+    tmp_path, monkeypatch
+):
+    _project_config(tmp_path, monkeypatch, "time")
+    result = CliRunner().invoke(_app(), ["--toolenv"])
+    assert isinstance(result.exception, ConfigError)
+    assert "server 'time' and the built-in ToolEnv provider 'time'" in str(result.exception)

@@ -14,7 +14,7 @@ MISUSE = [
     ["run", "--max-tokens", "0", "x"],
     ["run", "--temperature", "-1", "x"],
     ["run", "x", "--mode", "parallel"],
-    ["serve"],
+    ["serve", "--no-toolenv"],
     ["serve", "--mcp-config", "mcp.json", "--transport", "bogus"],
     ["serve", "--mcp-config", "mcp.json", "--port", "0"],
     ["serve-model", "--port", "x"],

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from paraagent_runtime.cli import main
 from paraagent_runtime.trajectory import read_episodes
+
+from .helpers import PARAAGENT
+
+DEMO_SERVER = Path(__file__).parents[1] / "mcp" / "demo_server.py"
 
 
 def script(tmp_path: Path, turns: list[str]) -> str:
@@ -42,7 +50,7 @@ def test_run_builtin_tasks_prints_trace_checks_answers_and_writes_trajectories(
     assert episodes[0].turns[0].results[0].ok and episodes[0].metadata["success"] is False
 
 
-def test_model_server_down_ends_the_episode_cleanly(tmp_path, capsys) -> None:
+def test_model_server_down_ends_the_episode_cleanly_and_exits_1(tmp_path, capsys) -> None:
     out = tmp_path / "t.jsonl"
     code = main(
         [
@@ -56,7 +64,12 @@ def test_model_server_down_ends_the_episode_cleanly(tmp_path, capsys) -> None:
             str(out),
         ]
     )
-    assert code == 0
+    assert code == 1
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith(f"error: 1 of 1 episodes ended in an error (see {out})")
+    )
     (episode,) = read_episodes(out)
     assert episode.status == "error" and "cannot reach the model server" in (episode.error or "")
 
@@ -100,3 +113,44 @@ def test_every_command_has_help(capsys) -> None:
     ):
         assert main(argv) == 0
     assert "Usage" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_ctrl_c_keeps_the_running_episode_as_interrupted(tmp_path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps(
+            {"mcpServers": {"demo": {"command": sys.executable, "args": [str(DEMO_SERVER)]}}}
+        )
+    )
+    hang = '<phase>execute</phase><tool_call>{"name": "demo__sleep", "arguments": {"seconds": 60}}'
+    policy = script(tmp_path, [hang + "</tool_call>", "<answer>never</answer>"])
+    out = tmp_path / "t.jsonl"
+    argv = [
+        str(PARAAGENT),
+        "run",
+        "wait",
+        "--mcp-config",
+        str(config),
+        "-p",
+        policy,
+        "-o",
+        str(out),
+    ]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+    with subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    ) as child:
+        assert child.stdout is not None
+        for line in child.stdout:  # the call is in flight once its phase line is printed
+            if "execute × 1" in line:
+                break
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=30)
+    assert child.returncode == 130, err
+    assert err.strip().splitlines()[-1] == (
+        f"interrupted: task 1/1 kept in {out} with status 'interrupted'; 0 of 1 finished"
+    )
+    (episode,) = read_episodes(out)
+    assert episode.status == "interrupted" and episode.task == "wait"
+    assert [call.name for call in episode.turns[0].calls] == ["demo__sleep"]
