@@ -41,6 +41,7 @@ from paraagent_runtime import (
     AgentConfig,
     AgentMode,
     ConfigError,
+    DispatchConfig,
     Episode,
     EpisodeMetrics,
     Policy,
@@ -132,6 +133,7 @@ class EvalConfig:
         distractors: non-gold tools added to each ``full``-catalog task's toolspace.
         concurrency: episodes run at once per mode (a local model batches their turns);
             results, progress and trajectories stay in task order.
+        dispatch: the dispatch limits of every episode (calls per turn, concurrency, timeout).
     """
 
     policy: str = "oracle"
@@ -147,6 +149,7 @@ class EvalConfig:
     catalog: str = "builtin"
     distractors: int = 48
     concurrency: int = 1
+    dispatch: DispatchConfig = field(default_factory=DispatchConfig)
 
     def __post_init__(self) -> None:
         if self.catalog not in CATALOGS:
@@ -331,7 +334,12 @@ async def evaluate_toolenv(
     make_env = env_factory or base.for_task
     rows: list[EpisodeMetrics] = []
     for mode in config.modes:
-        agent_config = AgentConfig(mode=mode, max_turns=config.max_turns, sampling=config.sampling)
+        agent_config = AgentConfig(
+            mode=mode,
+            max_turns=config.max_turns,
+            sampling=config.sampling,
+            dispatch=config.dispatch,
+        )
         writer = TrajectoryWriter(config.out / f"trajectories-{mode}.jsonl") if config.out else None
 
         async def run_task(

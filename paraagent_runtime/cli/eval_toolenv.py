@@ -18,6 +18,7 @@ from ..errors import ParaAgentError
 from . import options
 
 if TYPE_CHECKING:
+    from ..dispatch import DispatchConfig
     from ..policy.base import Policy
 
 __all__ = ["ORACLE", "eval_toolenv_command", "run_eval"]
@@ -41,6 +42,7 @@ async def run_eval(
     catalog: str = "builtin",
     distractors: int = 48,
     concurrency: int = 1,
+    dispatch: DispatchConfig | None = None,
 ) -> Path:
     """Run the evaluation, print the table and write the report files; return the markdown path.
 
@@ -58,6 +60,7 @@ async def run_eval(
     )
     from mcp_servers.toolenv.oracle import oracle_policy
 
+    from ..dispatch import DispatchConfig
     from ..policy import policy_from_spec
     from ..policy.base import SamplingParams
 
@@ -74,6 +77,7 @@ async def run_eval(
         catalog=catalog,
         distractors=distractors,
         concurrency=concurrency,
+        dispatch=dispatch or DispatchConfig(),
     )
     records = None
     tasks = env_factory = None
@@ -166,6 +170,10 @@ def eval_toolenv_command(
             min=1, help="Episodes run at once per mode (a local model batches their turns)."
         ),
     ] = 1,
+    max_calls_per_turn: Annotated[int | None, options.max_calls_per_turn()] = None,
+    max_concurrency: Annotated[int | None, options.max_concurrency()] = None,
+    per_source_concurrency: Annotated[int | None, options.per_source_concurrency()] = None,
+    call_timeout: Annotated[float | None, options.call_timeout()] = None,
 ) -> None:
     """Evaluate a policy on ToolEnv tasks in each agent mode: success, turns, critical path, recall."""  # noqa: E501 - typer's --help text
     console = Console()
@@ -187,6 +195,9 @@ def eval_toolenv_command(
                 catalog=catalog,
                 distractors=distractors,
                 concurrency=concurrency,
+                dispatch=options.dispatch_limits(
+                    max_calls_per_turn, max_concurrency, per_source_concurrency, call_timeout
+                ),
             )
         )
     except ParaAgentError as exc:
