@@ -178,12 +178,14 @@ class Agent:
     async def _loop(self, episode: Episode, emit: Callable[[AgentEvent], Awaitable[None]]) -> None:
         config = self.config
         session = await self.toolspace.new_session()
+        preloaded = session.loaded_tools
         messages = [
             Message(
                 role="system",
                 content=system_prompt(
                     mode=config.mode,
-                    preloaded=session.loaded_tools,
+                    preloaded=preloaded,
+                    all_loaded=bool(preloaded) and len(preloaded) == len(self.toolspace.tools),
                     max_calls_per_turn=self.dispatcher.config.max_calls_per_turn,
                     extra=config.system_prompt_extra,
                 ),

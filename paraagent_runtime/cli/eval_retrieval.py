@@ -50,7 +50,7 @@ def eval_retrieval_command(
         str | None,
         typer.Option(
             help="Add distractor tools to the pool: toolenv (the full ToolEnv catalog, "
-            "~65k tools), builtin, or a PATH.jsonl of ToolSpec records."
+            "~65k tools), builtin, or a tools file (.jsonl or .json)."
         ),
     ] = None,
     reranker: Annotated[

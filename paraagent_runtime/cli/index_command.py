@@ -51,7 +51,7 @@ _CHECKPOINT = 5000
 CatalogOption = Annotated[
     str,
     typer.Option(
-        "--catalog", help="builtin, full (the ToolEnv catalog) or a PATH.jsonl of ToolSpecs."
+        "--catalog", help="builtin, full (the ToolEnv catalog) or a tools file (.jsonl or .json)."
     ),
 ]
 ModelOption = Annotated[

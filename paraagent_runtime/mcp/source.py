@@ -36,6 +36,7 @@ from pydantic import ValidationError
 from ..errors import MCPConnectionError, ToolExecutionError
 from ..naming import tool_id
 from ..progress import current_reporter
+from ..sources import call_bound
 from ..tools import ToolAnnotations, ToolSpec
 from .config import MCPServerConfig, load_mcp_config
 
@@ -48,6 +49,7 @@ __all__ = [
     "ProgressUpdate",
     "ReconnectPolicy",
     "load_mcp_sources",
+    "spec_from_mcp",
 ]
 
 logger = logging.getLogger(__name__)
@@ -314,11 +316,16 @@ class MCPToolSource:
                 if cursor is None or cursor in seen:
                     break
                 seen.add(cursor)
-        self._tools = [self._spec(tool) for tool in tools if self.config.exposes(tool.name)]
+        self._tools = [
+            spec_from_mcp(self.name, tool) for tool in tools if self.config.exposes(tool.name)
+        ]
         return list(self._tools)
 
     async def call_tool(self, tool: str, arguments: dict[str, Any]) -> Any:
         """Call ``tool`` and return its structured content, else its text/JSON content.
+
+        Under a dispatcher whose call limit is no longer than the server's ``timeout``, that limit
+        is the call's only timer (the SDK's own read timeout is not started).
 
         Raises:
             ToolExecutionError: The tool reported an error or returned an invalid result.
@@ -328,6 +335,8 @@ class MCPToolSource:
         if not self.config.exposes(tool):
             raise ToolExecutionError(f"{self.name}/{tool}: excluded by the server's tool filter")
         conn = await self._connection()
+        bound = call_bound()
+        bounded = bound is not None and bound <= self.config.timeout
         progress = None
         callback, reporter = self.on_progress, current_reporter()
         if callback is not None or reporter is not None:
@@ -344,7 +353,7 @@ class MCPToolSource:
             result = await conn.client.call_tool(
                 tool,
                 arguments,
-                read_timeout_seconds=self.config.timeout,
+                read_timeout_seconds=None if bounded else self.config.timeout,
                 progress_callback=progress,
             )
         if result.is_error:
@@ -488,31 +497,33 @@ class MCPToolSource:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def _spec(self, tool: types.Tool) -> ToolSpec:
-        hints = tool.annotations
-        read_only = bool(hints and hints.read_only_hint)
-        destructive = (
-            hints.destructive_hint
-            if hints is not None and hints.destructive_hint is not None
-            else not read_only
-        )
-        annotations = ToolAnnotations(
-            read_only=read_only,
-            destructive=bool(destructive) and not read_only,
-            idempotent=read_only or bool(hints and hints.idempotent_hint),
-            open_world=True
-            if hints is None or hints.open_world_hint is None
-            else hints.open_world_hint,
-            title=(hints.title if hints and hints.title else None) or tool.title,
-        )
-        return ToolSpec(
-            id=tool_id(self.name, tool.name),
-            description=tool.description or "",
-            input_schema=dict(tool.input_schema),
-            output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
-            annotations=annotations,
-            provider=self.name,
-        )
+
+def spec_from_mcp(source: str, tool: types.Tool) -> ToolSpec:
+    """The spec of an MCP ``tools/list`` entry served by ``source`` (hints become annotations)."""
+    hints = tool.annotations
+    read_only = bool(hints and hints.read_only_hint)
+    destructive = (
+        hints.destructive_hint
+        if hints is not None and hints.destructive_hint is not None
+        else not read_only
+    )
+    annotations = ToolAnnotations(
+        read_only=read_only,
+        destructive=bool(destructive) and not read_only,
+        idempotent=read_only or bool(hints and hints.idempotent_hint),
+        open_world=True
+        if hints is None or hints.open_world_hint is None
+        else hints.open_world_hint,
+        title=(hints.title if hints and hints.title else None) or tool.title,
+    )
+    return ToolSpec(
+        id=tool_id(source, tool.name),
+        description=tool.description or "",
+        input_schema=dict(tool.input_schema),
+        output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
+        annotations=annotations,
+        provider=source,
+    )
 
 
 @contextlib.asynccontextmanager

@@ -276,6 +276,22 @@ async def test_system_prompt_lists_preloaded_tools_for_small_toolspaces(toolspac
     assert isinstance(policy.calls[0][0], Message)
 
 
+async def test_the_prompt_does_not_send_the_model_searching_when_every_tool_is_loaded(
+    toolspace,
+) -> None:
+    small = Toolspace(list(toolspace.sources.values()), preload_threshold=10)
+    await small.refresh()
+    policy = ScriptedPolicy(["<answer>x</answer>", "<answer>x</answer>"])
+    await Agent(policy, small).run("t")
+    prompt = policy.calls[0][0].content
+    assert "Every tool there is is already loaded" in prompt and "search_tools(" not in prompt
+    assert "<phase>explore</phase>" not in prompt
+    large = Toolspace(list(toolspace.sources.values()), preload_threshold=1)
+    await large.refresh()
+    await Agent(policy, large).run("t")
+    assert "search_tools(query, top_k=5)" in policy.calls[1][0].content
+
+
 def test_system_prompt_shows_the_grammar_verbatim() -> None:
     from paraagent_runtime.prompts import system_prompt
 

@@ -118,10 +118,10 @@ def test_bad_jsonl_catalogs_are_config_errors(cli, capsys, tmp_path) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     broken = tmp_path / "broken.jsonl"
-    broken.write_text('{"id": "a/b"}\n{"description": 3}\n')
+    broken.write_text('{"id": "a/b"}\n{"id": "a/c", "description": 3}\n')
     with pytest.raises(ConfigError, match="no tools"):
         read_tool_specs(empty)
-    with pytest.raises(ConfigError, match=r"broken.jsonl:2: not a ToolSpec"):
+    with pytest.raises(ConfigError, match=r"broken.jsonl:2: description: Input should be a valid"):
         read_tool_specs(broken)
     assert cli(["index", "build", "--catalog", str(broken), "--index-dir", str(tmp_path)]) == 2
     assert "broken.jsonl:2" in _one_line_error(capsys)
