@@ -1,9 +1,11 @@
 """MCP client benchmark: parallel turns on a real stdio server; calls/s over stdio and HTTP.
 
-Measures (issue 5):
+Measures (issues 5 and 24):
 
 1. one turn of 64 parallel calls, through the runtime's dispatcher, to a stdio server whose tool
-   sleeps ``L``: turn wall / L (1.0 is perfect overlap);
+   sleeps ``L``: turn wall / L (1.0 is perfect overlap), beside the same 64 calls made with the
+   bare ``mcp`` SDK client over its own stdio session in the same run (turns interleaved, the
+   median of ``--repeats``): the dispatcher's cost is the difference of the two ratios;
 2. the same 64 calls issued one at a time (what a sequential host does): wall, and the ratio;
 3. calls per second for a no-op tool at 1 / 16 / 256 concurrent calls, over stdio and over
    streamable HTTP (the server runs in its own process in both cases).
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -24,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 
 from benchmarks._mcp_harness import connected_source, free_port
@@ -53,21 +57,39 @@ def build_server() -> MCPServer:
     return server
 
 
+_SERVER_ARGS = ["-m", "benchmarks.mcp", "--serve", "stdio"]
+_ROOT = str(Path(__file__).resolve().parents[1])
+
+
 def _stdio_config(timeout: float) -> MCPServerConfig:
     return MCPServerConfig(
         type="stdio",
         command=sys.executable,
-        args=["-m", "benchmarks.mcp", "--serve", "stdio"],
+        args=_SERVER_ARGS,
         timeout=timeout,
-        cwd=str(Path(__file__).resolve().parents[1]),
+        cwd=_ROOT,
     )
 
 
-async def _turns(latency: float) -> dict[str, Any]:
+async def _bare_turn(client: Client, latency: float) -> float:
+    """Wall time of one 64-call turn made with the bare SDK client."""
+    started = time.perf_counter()
+    results = await asyncio.gather(
+        *(client.call_tool("sleep", {"seconds": latency}) for _ in range(TURN_CALLS))
+    )
+    wall = time.perf_counter() - started
+    if any(result.is_error for result in results):
+        raise RuntimeError("a bare SDK call failed")
+    return wall
+
+
+async def _turns(latency: float, repeats: int) -> dict[str, Any]:
     source = MCPToolSource("bench", _stdio_config(timeout=latency * TURN_CALLS + 30))
     toolspace = Toolspace([source])
+    bare = Client(StdioServerParameters(command=sys.executable, args=_SERVER_ARGS, cwd=_ROOT))
     try:
         await toolspace.refresh()
+        await bare.__aenter__()
         config = DispatchConfig(
             max_calls_per_turn=TURN_CALLS,
             max_concurrency=TURN_CALLS,
@@ -77,25 +99,37 @@ async def _turns(latency: float) -> dict[str, Any]:
         )
         dispatcher = Dispatcher(config)
         calls = [
-            ToolCall(id=f"c{i}", name="bench__sleep", arguments={"seconds": latency})
+            ToolCall(id=f"c{i}", name="sleep", arguments={"seconds": latency})
             for i in range(TURN_CALLS)
         ]
         await dispatcher.run_turn(calls[:2], await toolspace.new_session())
-        started = time.perf_counter()
-        results = await dispatcher.run_turn(calls, await toolspace.new_session())
-        parallel = time.perf_counter() - started
-        failures = sum(not result.ok for result in results)
+        await _bare_turn(bare, latency)
+        ours: list[float] = []
+        theirs: list[float] = []
+        failures = 0
+        for _ in range(repeats):
+            started = time.perf_counter()
+            results = await dispatcher.run_turn(calls, await toolspace.new_session())
+            ours.append(time.perf_counter() - started)
+            failures += sum(not result.ok for result in results)
+            theirs.append(await _bare_turn(bare, latency))
+        parallel, bare_wall = statistics.median(ours), statistics.median(theirs)
         started = time.perf_counter()
         for call in calls:
             await source.call_tool("sleep", dict(call.arguments))
         sequential = time.perf_counter() - started
     finally:
+        await bare.__aexit__(None, None, None)
         await toolspace.aclose()
     return {
         "calls": TURN_CALLS,
         "latency_s": latency,
+        "repeats": repeats,
         "parallel_wall_s": round(parallel, 4),
         "parallel_wall_over_latency": round(parallel / latency, 3),
+        "bare_sdk_wall_s": round(bare_wall, 4),
+        "bare_sdk_wall_over_latency": round(bare_wall / latency, 3),
+        "ratio_over_bare_sdk": round((parallel - bare_wall) / latency, 3),
         "parallel_failures": failures,
         "sequential_wall_s": round(sequential, 4),
         "sequential_over_parallel": round(sequential / parallel, 2),
@@ -132,10 +166,10 @@ async def _rates(transport: str) -> dict[str, float]:
         return {str(c): round(await _throughput(source, c), 1) for c in CONCURRENCY}
 
 
-async def run(latency: float) -> dict[str, Any]:
+async def run(latency: float, repeats: int = 5) -> dict[str, Any]:
     """Run every measurement and return the report."""
     return {
-        "turn": await _turns(latency),
+        "turn": await _turns(latency, repeats),
         "calls_per_s": {"stdio": await _rates("stdio"), "http": await _rates("http")},
     }
 
@@ -144,9 +178,12 @@ def table(report: dict[str, Any]) -> str:
     """A plain-text table of the report."""
     turn = report["turn"]
     lines = [
-        f"64-call turn, tool sleeps L={turn['latency_s']}s (stdio, via the dispatcher)",
-        f"  parallel   wall {turn['parallel_wall_s']:>8.3f}s"
-        f"   wall/L {turn['parallel_wall_over_latency']:>6.2f}",
+        f"64-call turn, tool sleeps L={turn['latency_s']}s (stdio; median of {turn['repeats']})",
+        f"  paraagent  wall {turn['parallel_wall_s']:>8.3f}s"
+        f"   wall/L {turn['parallel_wall_over_latency']:>6.3f}",
+        f"  bare SDK   wall {turn['bare_sdk_wall_s']:>8.3f}s"
+        f"   wall/L {turn['bare_sdk_wall_over_latency']:>6.3f}"
+        f"   (paraagent - bare: {turn['ratio_over_bare_sdk']:+.3f})",
         f"  sequential wall {turn['sequential_wall_s']:>8.3f}s"
         f"   ratio  {turn['sequential_over_parallel']:>6.1f}x",
         "no-op calls/s    " + "".join(f"{'c=' + c:>10}" for c in report["calls_per_s"]["stdio"]),
@@ -160,6 +197,7 @@ def main() -> None:
     """Command-line entry point (benchmark, or ``--serve`` the benchmark server)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.2, help="seconds the sleep tool sleeps")
+    parser.add_argument("--repeats", type=int, default=5, help="64-call turns per client")
     parser.add_argument("--json", help="also write the JSON report to this file")
     parser.add_argument(
         "--serve", choices=["stdio", "http"], help="run the benchmark server instead"
@@ -179,7 +217,7 @@ def main() -> None:
             log_level="error",
         )
         return
-    report = asyncio.run(run(args.latency))
+    report = asyncio.run(run(args.latency, args.repeats))
     text = json.dumps(report, indent=2)
     print(text)
     if args.json:

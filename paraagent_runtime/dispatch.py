@@ -43,6 +43,7 @@ from typing import Any, cast
 from .concurrency import SyncExecutor
 from .errors import ConfigError, MCPConnectionError, UnknownToolError
 from .progress import reporting_to
+from .sources import bounding_calls
 from .tools import ToolCall, ToolErrorKind, ToolResult, ToolSpec
 from .toolspace import Route, ToolSession
 
@@ -211,14 +212,19 @@ class Dispatcher:
                 await _notify(on_finish, result)
 
         routes = dict(runnable)
-        with self._sync.installed():  # each task copies the context, and the pool with it
+        # Each task copies the context: the sync pool, and the limit its source may rely on.
+        with self._sync.installed(), bounding_calls(self.config.call_timeout_s):
             tasks = [
                 asyncio.create_task(self._execute(index, calls[index], route, on_progress))
                 for index, route in runnable
             ]
+        # Finished tasks queue themselves: cheaper than as_completed's wrapper per task.
+        finished: asyncio.Queue[asyncio.Task[tuple[int, ToolResult]]] = asyncio.Queue()
+        for task in tasks:
+            task.add_done_callback(finished.put_nowait)
         try:
-            for next_done in asyncio.as_completed(tasks):
-                index, result = await next_done
+            for _ in tasks:
+                index, result = (await finished.get()).result()
                 results[index] = result
                 if result.ok and self._dedupable(routes[index].spec):
                     session.cache[calls[index].dedup_key()] = result

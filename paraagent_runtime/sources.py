@@ -7,15 +7,37 @@ typed error observations, so a source never needs to build error results itself.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextvars import ContextVar
 from typing import Any, Protocol, runtime_checkable
 
 from .concurrency import run_sync
 from .naming import tool_id
 from .tools import ToolAnnotations, ToolSpec
 
-__all__ = ["FunctionTool", "FunctionToolSource", "ToolSource"]
+__all__ = ["FunctionTool", "FunctionToolSource", "ToolSource", "bounding_calls", "call_bound"]
+
+_bound: ContextVar[float | None] = ContextVar("paraagent_call_bound", default=None)
+
+
+def call_bound() -> float | None:
+    """The time limit (seconds) the dispatcher holds the call running in this task to, if any.
+
+    A source whose own limit is no shorter need not start a timer of its own: one timer per call.
+    """
+    return _bound.get()
+
+
+@contextlib.contextmanager
+def bounding_calls(seconds: float) -> Iterator[None]:
+    """Declare, for the block (and tasks it creates), that calls run under a ``seconds`` limit."""
+    token = _bound.set(seconds)
+    try:
+        yield
+    finally:
+        _bound.reset(token)
 
 
 @runtime_checkable
@@ -59,6 +81,7 @@ class FunctionTool:
         category: str = "",
     ) -> None:
         self.func = func
+        self._is_async = inspect.iscoroutinefunction(func)
         self.name = name or func.__name__
         self.description = description if description is not None else inspect.getdoc(func) or ""
         self.input_schema = dict(input_schema or {"type": "object", "properties": {}})
@@ -71,7 +94,7 @@ class FunctionTool:
         Under a dispatcher that thread comes from the dispatcher's own pool, sized by its
         ``max_concurrency`` (see :func:`~paraagent_runtime.concurrency.run_sync`).
         """
-        if inspect.iscoroutinefunction(self.func):
+        if self._is_async:
             return await self.func(**arguments)
         return await run_sync(self.func, **arguments)
 

@@ -21,7 +21,10 @@ def _canonical() -> dict[str, str | None]:
     spelled: dict[str, str | None] = {}
     for name in options.__all__:
         function = getattr(options, name)
-        if inspect.isfunction(function):
+        # Flag functions take only their help text (dispatch_limits builds a config instead).
+        if inspect.isfunction(function) and list(inspect.signature(function).parameters) == [
+            "help"
+        ]:
             # In an ``Annotated`` option typer reads the first flag from ``default``.
             info = function("help")
             spelled[info.default] = next(iter(info.param_decls), None)

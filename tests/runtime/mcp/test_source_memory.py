@@ -266,12 +266,12 @@ async def test_list_changed_refreshes_a_real_toolspace() -> None:
     holder.append(toolspace)
     try:
         await toolspace.refresh()
-        assert "demo__fresh" not in toolspace.tools
-        assert await toolspace.call("demo__grow", {}) == {"result": "grown"}
+        assert "fresh" not in toolspace.tools
+        assert await toolspace.call("grow", {}) == {"result": "grown"}
         await asyncio.wait_for(refreshed.wait(), 5)
-        assert "demo__fresh" in toolspace.tools
+        assert "fresh" in toolspace.tools
         assert [
             spec.name for spec in await toolspace.search("tool added at run time", top_k=1)
-        ] == ["demo__fresh"]
+        ] == ["fresh"]
     finally:
         await toolspace.aclose()
