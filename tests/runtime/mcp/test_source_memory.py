@@ -8,6 +8,7 @@ from typing import Any, Literal
 import mcp_types as types
 import pytest
 
+from paraagent_runtime.dispatch import DispatchConfig, Dispatcher
 from paraagent_runtime.errors import ToolExecutionError
 from paraagent_runtime.mcp import (
     ElicitationRequest,
@@ -18,6 +19,8 @@ from paraagent_runtime.mcp import (
     ProgressUpdate,
 )
 from paraagent_runtime.sources import ToolSource
+from paraagent_runtime.tools import ToolCall
+from paraagent_runtime.toolspace import Toolspace
 
 from .servers import build_demo_server, build_raw_server
 
@@ -273,5 +276,38 @@ async def test_list_changed_refreshes_a_real_toolspace() -> None:
         assert [
             spec.name for spec in await toolspace.search("tool added at run time", top_k=1)
         ] == ["fresh"]
+    finally:
+        await toolspace.aclose()
+
+
+@pytest.mark.parametrize(
+    ("dispatcher_s", "server_s", "sdk_timeout"), [(5.0, 10.0, None), (20.0, 10.0, 10.0)]
+)
+async def test_a_dispatched_call_has_one_timer(
+    dispatcher_s: float, server_s: float, sdk_timeout: float | None, monkeypatch: Any
+) -> None:
+    # The SDK's read timeout starts only when the server's own limit is the shorter one.
+    source = memory_source([], timeout=server_s)
+    toolspace = Toolspace([source])
+    try:
+        await toolspace.refresh()
+        client = source._conn.client  # noqa: SLF001 - the SDK client the source calls
+        seen: list[float | None] = []
+        call_tool = client.call_tool
+
+        async def spy(
+            name: str, arguments: Any = None, read_timeout_seconds: Any = None, **kw: Any
+        ):
+            seen.append(read_timeout_seconds)
+            return await call_tool(name, arguments, read_timeout_seconds, **kw)
+
+        monkeypatch.setattr(client, "call_tool", spy)
+        (result,) = await Dispatcher(DispatchConfig(call_timeout_s=dispatcher_s)).run_turn(
+            [ToolCall(id="a", name="add", arguments={"a": 1, "b": 2})],
+            await toolspace.new_session(),
+        )
+        assert result.ok and seen == [sdk_timeout]
+        await source.call_tool("add", {"a": 1, "b": 2})  # outside a dispatcher: its own timer
+        assert seen[-1] == server_s
     finally:
         await toolspace.aclose()
