@@ -138,15 +138,18 @@ def test_ctrl_c_keeps_the_running_episode_as_interrupted(tmp_path) -> None:
         str(out),
     ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
-    with subprocess.Popen(
+    child = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    ) as child:
+    )
+    try:
         assert child.stdout is not None
         for line in child.stdout:  # the call is in flight once its phase line is printed
             if "execute × 1" in line:
                 break
         child.send_signal(signal.SIGINT)
         _, err = child.communicate(timeout=30)
+    finally:
+        child.kill()  # only if it did not stop on its own
     assert child.returncode == 130, err
     assert err.strip().splitlines()[-1] == (
         f"interrupted: task 1/1 kept in {out} with status 'interrupted'; 0 of 1 finished"
