@@ -1,6 +1,6 @@
-"""Mapping between tool ids (``<source>/<tool>``) and model-facing names.
+"""Model-facing tool names: the tool's own name unless two sources share it, and the aliases.
 
-A model-facing name matches ``[A-Za-z0-9_-]{1,64}``. The toolspace names its tools with
+Tool ids are ``<source>/<tool>``; a model-facing name matches ``[A-Za-z0-9_-]{1,64}``. The toolspace names its tools with
 :func:`assign_names`, as close to the tool's own name as the other tools allow:
 
 1. the tool's own name, sanitized (runs of other characters become ``_``, cut to 64):
