@@ -17,11 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..errors import ConfigError, UserError
-from ..sources import ToolSource
+
+if TYPE_CHECKING:  # `chat --help` and `serve --help` import this module: keep it light
+    from ..sources import ToolSource
 
 __all__ = ["PROJECT_CONFIG", "ToolChoice", "announce", "check_names", "choose_tools"]
 
