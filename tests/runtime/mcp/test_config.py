@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.mcp import MCPServerConfig, load_mcp_config, parse_mcp_config
+from paraagent_runtime.mcp import (
+    MCPServerConfig,
+    load_mcp_config,
+    load_mcp_sources,
+    parse_mcp_config,
+)
+
+from .conftest import HERE
 
 
 def write(tmp_path: Path, data: object, name: str = "mcp.json") -> Path:
@@ -242,3 +250,29 @@ def test_vscode_inputs_and_unset_env_are_clear_errors() -> None:
         parse_mcp_config({"servers": {"s": {"command": "${env:NOPE}"}}}, environ={})
     with pytest.raises(ConfigError, match=r"unsupported variable \$\{config:x\}"):
         parse_mcp_config({"servers": {"s": {"command": "${config:x}"}}}, environ={})
+
+
+async def test_vscode_variables_reach_a_real_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = tmp_path / "project"
+    (workspace / ".vscode").mkdir(parents=True)
+    monkeypatch.setenv("DEMO_TOKEN", "t0k")
+    server = {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": ["${workspaceFolder}/demo_server.py"],
+        "env": {"TOKEN": "${env:DEMO_TOKEN}", "HOME_SEEN": "${userHome}"},
+        "cwd": "${workspaceFolder}",
+    }
+    (workspace / "demo_server.py").write_text((HERE / "demo_server.py").read_text())
+    path = workspace / ".vscode" / "mcp.json"
+    path.write_text(json.dumps({"inputs": [], "servers": {"demo": server}}))
+    (source,) = load_mcp_sources(path)
+    try:
+        assert await source.call_tool("getenv", {"name": "TOKEN"}) == {"result": "t0k"}
+        assert await source.call_tool("getenv", {"name": "HOME_SEEN"}) == {
+            "result": str(Path.home())
+        }
+    finally:
+        await source.aclose()
