@@ -228,6 +228,14 @@ class Toolspace:
         """The model-facing name ``name`` stands for (itself, or an unambiguous alias), or None."""
         return name if name in self._routes else self._aliases.get(name)
 
+    def spellings(self, name: str) -> set[str]:
+        """Every spelling that resolves to the model-facing ``name``: itself and its aliases."""
+        spec = self._tools.get(name)
+        if spec is None:
+            return set()
+        aliases = (alias for alias in name_aliases(spec.id) if self._aliases.get(alias) == name)
+        return {name, *aliases}
+
     def get(self, name: str) -> ToolSpec | None:
         """Return the spec behind the model-facing ``name`` (or an alias of it), or None."""
         resolved = self.resolve(name)

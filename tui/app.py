@@ -221,8 +221,12 @@ class ChatApp(App[None]):
         return dataclasses.replace(self.agent_config, system_prompt_extra=extra)
 
     def _destructive_names(self) -> frozenset[str]:
+        # Every spelling: the model may call a tool by an alias (its <source>__<tool> form, ...).
         return frozenset(
-            name for name, spec in self.toolspace.tools.items() if spec.annotations.destructive
+            spelling
+            for name, spec in self.toolspace.tools.items()
+            if spec.annotations.destructive
+            for spelling in self.toolspace.spellings(name)
         )
 
     def _specs_of(self, calls: Iterable[ToolCall]) -> list[tuple[ToolSpec, dict[str, Any]]]:

@@ -67,6 +67,11 @@ async def test_refresh_maps_model_facing_names_and_routes_calls() -> None:
     assert toolspace.route("flights__status").spec.name == "status"
     assert toolspace.resolve("flights/status") == "status"
     assert toolspace.resolve("forecast") is None
+    assert toolspace.spellings("status") == {
+        "status",
+        "flights/status",
+        "flights__status",
+    }
     result = await toolspace.call("flights__forecast", {})
     assert result == {"tool": "forecast", "result": 2, "arguments": {}}
     assert (await toolspace.call("weather__forecast", {"city": "Oslo"}))["arguments"] == {

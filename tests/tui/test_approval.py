@@ -35,7 +35,7 @@ async def test_allow_once_then_deny(make_app, deleted):
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "delete a and b")
         dialog = await _wait_for_dialog(pilot)
-        assert dialog.request.spec.name == "files__delete"
+        assert dialog.request.spec.name == "delete"
         assert dialog.request.arguments == {"path": "/tmp/a"}
         await pilot.press("o")
         await _wait_for_dialog(pilot)
@@ -109,10 +109,10 @@ async def test_the_wrapper_denies_without_an_approver_and_keeps_names():
     install_approvals(toolspace, gate)
     install_approvals(toolspace, gate)  # idempotent: no double wrapping
     await toolspace.refresh()
-    assert list(toolspace.tools) == ["files__delete"]
+    assert list(toolspace.tools) == ["delete"]
     assert type(toolspace.sources["files"]).__name__ == "ApprovalToolSource"
     assert type(toolspace.sources["files"].inner).__name__ == "FunctionToolSource"
-    with pytest.raises(Exception, match="did not allow files__delete"):
+    with pytest.raises(Exception, match="did not allow delete"):
         await toolspace.call("files__delete", {"path": "x"})
     assert log == []
 

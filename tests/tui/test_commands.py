@@ -28,7 +28,7 @@ async def test_help_tools_mode_and_model(make_app):
         assert "4 tools" in last_note(app) and "**files** (2): delete, wait" in last_note(app)
         await submit(pilot, "/tools forecast weather")
         await settle(pilot)
-        assert "weather__forecast" in last_note(app)
+        assert "| `forecast` |" in last_note(app)
         await submit(pilot, "/tools zzzqqq")
         await settle(pilot)
         assert "no tool matches" in last_note(app)

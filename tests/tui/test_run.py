@@ -43,7 +43,7 @@ async def test_parallel_turn_renders_all_calls(make_app):
         assert execute_cards[0].result.content == {"city": "Paris", "temp_c": 15, "sky": "clear"}
         explore_cards = list(turns[0].query(CallCard))
         found = str(explore_cards[0].query_one(".tool-cards").render())
-        assert "weather__forecast" in found
+        assert "forecast" in found
         timeline = app.query_one(Timeline)
         assert timeline.calls == 5 and timeline.marks == [
             ("explore", 2),

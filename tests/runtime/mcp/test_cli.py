@@ -62,8 +62,8 @@ async def test_mcp_toolspace_lists_enabled_servers(tmp_path: Path) -> None:
     toolspace = mcp_toolspace(demo_config(tmp_path))
     try:
         await toolspace.refresh()
-        assert {"demo__echo", "demo__add", "demo__sleep"} <= set(toolspace.tools)
-        assert not any(name.startswith("off__") for name in toolspace.tools)
+        assert {"echo", "add", "sleep"} <= set(toolspace.tools)
+        assert all(spec.source == "demo" for spec in toolspace.tools.values())
         assert await toolspace.call("demo__add", {"a": 1, "b": 2}) == {"result": 3}
     finally:
         await toolspace.aclose()

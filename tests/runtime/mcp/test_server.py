@@ -78,14 +78,14 @@ async def test_gateway_search_and_call() -> None:
         assert {spec.tool for spec in await front.list_tools()} == {"search_tools", "call_tool"}
         hits = await front.call_tool("search_tools", {"query": "add two integers", "top_k": 3})
         found = hits["result"] if isinstance(hits, dict) else hits
-        assert found[0]["name"] == "demo__add"
+        assert found[0]["name"] == "add"
         assert found[0]["parameters"]["required"] == ["a", "b"]
         value = await front.call_tool(
             "call_tool", {"name": "demo__add", "arguments": {"a": 4, "b": 5}}
         )
         assert value == {"result": 9}
         with pytest.raises(
-            ToolExecutionError, match="unknown tool 'demo__ad'. Did you mean: demo__add"
+            ToolExecutionError, match="unknown tool 'demo__ad'. Did you mean: add"
         ):
             await front.call_tool("call_tool", {"name": "demo__ad", "arguments": {}})
         with pytest.raises(ToolExecutionError, match="invalid arguments for demo__add"):
