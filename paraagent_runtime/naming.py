@@ -1,7 +1,8 @@
 """Model-facing tool names: the tool's own name unless two sources share it, and the aliases.
 
-Tool ids are ``<source>/<tool>``; a model-facing name matches ``[A-Za-z0-9_-]{1,64}``. The toolspace names its tools with
-:func:`assign_names`, as close to the tool's own name as the other tools allow:
+Tool ids are ``<source>/<tool>``; a model-facing name matches ``[A-Za-z0-9_-]{1,64}``. The
+toolspace names its tools with :func:`assign_names`, as close to the tool's own name as the other
+tools allow:
 
 1. the tool's own name, sanitized (runs of other characters become ``_``, cut to 64):
    ``get_time``, ``math.factorial`` → ``math_factorial``, ``get-tiny-image`` stays;
@@ -19,7 +20,8 @@ gold call DAGs, oracle, demonstrations and trained models all use :func:`model_f
 Because a name depends on the other tools, adding a source may rename a tool that was unique.
 The resolver therefore also accepts :func:`name_aliases` of every tool — its own name, its id,
 ``<source>__<tool>`` (the form every tool had before), and the sanitized and underscore spellings
-(``get_tiny_image``) — whenever exactly one tool claims that spelling.
+(``get_tiny_image``) — whenever exactly one tool claims that spelling; a ``prefixed_names``
+source's tools have only their own name and their id as aliases.
 """
 
 from __future__ import annotations
@@ -159,12 +161,20 @@ def assign_names(
     return names
 
 
-def name_aliases(identifier: str) -> set[str]:
-    """Spellings a model may use for the tool ``identifier`` besides its assigned name."""
-    source, tool = split_tool_id(identifier)
-    spellings = {tool, identifier, model_facing_name(identifier)}
-    for raw in (tool, _qualified(identifier)):
-        spellings.update((raw, sanitize_name(raw), _NOT_WORD.sub("_", raw).strip("_")))
+def name_aliases(identifier: str, *, prefixed: bool = False) -> set[str]:
+    """Spellings a model may use for the tool ``identifier`` besides its assigned name.
+
+    Args:
+        identifier: the tool id.
+        prefixed: its source keeps :func:`model_facing_name` names; then only the tool's own
+            name and its id are aliases (ToolEnv's catalogs run to tens of thousands of tools).
+    """
+    tool = split_tool_id(identifier)[1]
+    spellings = {tool, identifier}
+    if not prefixed:
+        spellings.add(model_facing_name(identifier))
+        for raw in (tool, _qualified(identifier)):
+            spellings.update((raw, sanitize_name(raw), _NOT_WORD.sub("_", raw).strip("_")))
     spellings.discard("")
     return spellings
 
@@ -178,13 +188,16 @@ def unique_aliases(
         names: the assigned name of every tool id.
         aliases: the alias spellings of every tool id.
     """
-    owners: defaultdict[str, set[str]] = defaultdict(set)
+    ambiguous = ""  # no tool is named "" (names are 1-64 characters)
+    owners: dict[str, str] = {}
     for identifier, spellings in aliases.items():
+        name = names[identifier]
         for spelling in spellings:
-            owners[spelling].add(names[identifier])
+            if owners.setdefault(spelling, name) != name:
+                owners[spelling] = ambiguous
     primary = set(names.values())
     return {
-        spelling: next(iter(found))
-        for spelling, found in owners.items()
-        if len(found) == 1 and spelling not in primary
+        spelling: name
+        for spelling, name in owners.items()
+        if name != ambiguous and spelling not in primary
     }

@@ -233,7 +233,8 @@ class Toolspace:
         spec = self._tools.get(name)
         if spec is None:
             return set()
-        aliases = (alias for alias in name_aliases(spec.id) if self._aliases.get(alias) == name)
+        spellings = name_aliases(spec.id, prefixed=spec.source in self._prefixed)
+        aliases = (alias for alias in spellings if self._aliases.get(alias) == name)
         return {name, *aliases}
 
     def get(self, name: str) -> ToolSpec | None:
@@ -286,7 +287,10 @@ class Toolspace:
         for identifier, (spec, check, source) in listed.items():
             named = spec.named(names[identifier])
             routes[named.name] = Route(named, source, check)
-        spellings = {identifier: name_aliases(identifier) for identifier in listed}
+        spellings = {
+            identifier: name_aliases(identifier, prefixed=spec.source in self._prefixed)
+            for identifier, (spec, _, _) in listed.items()
+        }
         self._aliases = unique_aliases(names, spellings)
         self._unusable = {
             spelling: identifier
