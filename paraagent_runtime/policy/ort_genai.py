@@ -10,7 +10,8 @@ cancellation, token ids and log-probs behave as in
 Prefix reuse: a generator keeps the keys and values of the last sequence it ran; the next prompt
 rewinds it to their longest common prefix and feeds only the rest. A turn that extends the
 previous turn's prompt and answer, or a new episode with the same system prompt, prefills only
-what is new. ``slots`` generators keep that many sequences (one per concurrent episode).
+what is new. ``slots`` generators keep that many sequences (one per concurrent episode); while
+one is free, a prompt that would cut a kept sequence short starts a new one instead.
 
 Concurrent requests run one at a time (in arrival order, in a worker thread): the engine's
 batched generator cannot rewind rows separately, and on a few CPU cores prefix reuse saves more
@@ -299,6 +300,10 @@ class OnnxGenAIPolicy(Policy):
         reused = min(reused, len(prompt) - 1)
         self.prefix_stats.lookups += 1
         self.prefix_stats.prompt_tokens += len(prompt)
+        if best is not None and reused < len(best.fed) and len(self._slots) < self._slot_count:
+            # Rewinding would cut another conversation's history short: while a slot is free,
+            # start a new sequence there (e.g. a concurrent episode's first turn).
+            best, reused = None, 0
         if best is not None and reused > 0:
             best.generator.rewind_to(reused)
             del best.fed[reused:]

@@ -85,6 +85,22 @@ async def test_later_turns_reuse_the_prefix_and_get_the_same_tokens(
 
 
 @needs_engine
+async def test_concurrent_conversations_keep_their_own_slots(
+    varied_model_dir: Path, varied_export: Path, export_cache: Path
+) -> None:
+    policy = OnnxGenAIPolicy(varied_model_dir, slots=2, cache_dir=export_cache)
+    sampling = SamplingParams(max_tokens=4)
+    other = [CONVERSATION[0], Message(role="user", content="Book a hotel.")]
+    first = await policy.complete(CONVERSATION[:2], sampling=sampling)
+    await policy.complete(other, sampling=sampling)
+    turn = [*CONVERSATION[:2], Message(role="assistant", content=first.text), CONVERSATION[3]]
+    before = policy.prefix_stats.reused_tokens
+    await policy.complete(turn, sampling=sampling)
+    # The second conversation took the free slot, so the first one's turn reuses all of it.
+    assert policy.prefix_stats.reused_tokens - before >= len(first.prompt_token_ids)
+
+
+@needs_engine
 async def test_stop_string_cuts_the_text_and_streaming_adds_up(policy: OnnxGenAIPolicy) -> None:
     sampling = SamplingParams(max_tokens=10, temperature=1.0, seed=3)
     full = await policy.complete(CONVERSATION, sampling=sampling)
