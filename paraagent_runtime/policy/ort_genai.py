@@ -150,10 +150,10 @@ class OnnxGenAIPolicy(Policy):
         with self._load_lock:
             if self._model is not None:
                 return
+            path = self.export_dir  # first: it names the extra when the engine is missing
             import onnxruntime_genai as og
             from transformers import AutoTokenizer
 
-            path = self.export_dir
             config = og.Config(str(path))
             config.clear_providers()
             if self._threads is not None:
@@ -284,7 +284,8 @@ class OnnxGenAIPolicy(Policy):
         try:
             return [self._decode(slot, row)]
         except RuntimeError as exc:
-            self._slots.remove(slot)
+            if slot in self._slots:
+                self._slots.remove(slot)
             raise ModelAPIError(f"local generation with {self.model_name} failed: {exc}") from exc
 
     def _slot_for(self, prompt: list[int]) -> _Slot:

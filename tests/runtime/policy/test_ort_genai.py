@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from paraagent_runtime.errors import ConfigError, ModelAPIError
+from paraagent_runtime.errors import ConfigError, ModelAPIError, UserError
 from paraagent_runtime.policy import (
     Message,
     OnnxGenAIPolicy,
@@ -182,6 +182,22 @@ def test_specs_choose_the_engine(tiny_model_dir: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(ort_export, "ort_genai_available", lambda: False)
     assert isinstance(policy_from_spec("paraagent"), TransformersPolicy)
     assert isinstance(policy_from_spec(f"local:{tiny_model_dir}"), TransformersPolicy)
+
+
+def test_a_missing_engine_names_the_extra(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *args: None if name == "onnxruntime_genai" else find_spec(name, *args),
+    )
+    assert not ort_export.ort_genai_available()
+    with pytest.raises(UserError, match=r"onnxruntime_genai.*`local` extra"):
+        ort_export.ensure_ort_model(tiny_model_dir, cache_dir=tmp_path)
+    with pytest.raises(UserError, match="`local` extra"):
+        OnnxGenAIPolicy(tiny_model_dir, cache_dir=tmp_path).load()
 
 
 @pytest.mark.slow
