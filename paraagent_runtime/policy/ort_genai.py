@@ -46,6 +46,14 @@ if TYPE_CHECKING:
 __all__ = ["OnnxGenAIPolicy"]
 
 
+_SAME_CONVERSATION = 32
+"""A prompt that drops at most this many tokens of a slot's sequence continues its conversation.
+
+(The end of a turn re-renders a little differently: a stop string cut from the text, an answer
+that re-tokenizes otherwise.)
+"""
+
+
 @dataclass(eq=False)
 class _Slot:
     """One generator and the token ids whose keys and values it holds."""
@@ -301,7 +309,8 @@ class OnnxGenAIPolicy(Policy):
         reused = min(reused, len(prompt) - 1)
         self.prefix_stats.lookups += 1
         self.prefix_stats.prompt_tokens += len(prompt)
-        if best is not None and reused < len(best.fed) and len(self._slots) < self._slot_count:
+        cut = len(best.fed) - reused if best is not None else 0
+        if cut > _SAME_CONVERSATION and len(self._slots) < self._slot_count:
             # Rewinding would cut another conversation's history short: while a slot is free,
             # start a new sequence there (e.g. a concurrent episode's first turn).
             best, reused = None, 0

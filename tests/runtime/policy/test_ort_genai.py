@@ -90,10 +90,12 @@ async def test_concurrent_conversations_keep_their_own_slots(
 ) -> None:
     policy = OnnxGenAIPolicy(varied_model_dir, slots=2, cache_dir=export_cache)
     sampling = SamplingParams(max_tokens=4)
+    task = "Find the weather in Paris, Tokyo, Lima, Oslo and Cairo tomorrow, and compare " * 3
+    mine = [CONVERSATION[0], Message(role="user", content=task)]
     other = [CONVERSATION[0], Message(role="user", content="Book a hotel.")]
-    first = await policy.complete(CONVERSATION[:2], sampling=sampling)
+    first = await policy.complete(mine, sampling=sampling)
     await policy.complete(other, sampling=sampling)
-    turn = [*CONVERSATION[:2], Message(role="assistant", content=first.text), CONVERSATION[3]]
+    turn = [*mine, Message(role="assistant", content=first.text), CONVERSATION[3]]
     before = policy.prefix_stats.reused_tokens
     await policy.complete(turn, sampling=sampling)
     # The second conversation took the free slot, so the first one's turn reuses all of it.
