@@ -42,13 +42,22 @@ from jsonschema.protocols import Validator
 
 from .errors import InvalidSchemaError
 
-__all__ = ["ArgumentCheck", "compile_schema", "normalize_schema", "validate_arguments"]
+__all__ = [
+    "JSON_TYPES",
+    "TYPE_ALIASES",
+    "ArgumentCheck",
+    "compile_schema",
+    "normalize_schema",
+    "validate_arguments",
+]
 
 _MAX_REPORTED_ERRORS = 3
 _CACHED_SCHEMAS = 4096
 
 JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object", "null"})
-_TYPE_ALIASES = {
+"""The seven JSON Schema types."""
+
+TYPE_ALIASES: dict[str, str] = {
     "str": "string",
     "text": "string",
     "int": "integer",
@@ -62,6 +71,7 @@ _TYPE_ALIASES = {
     "map": "object",
     "none": "null",
 }
+"""Type names of other dialects (Python, OpenAPI-ish function definitions) → JSON Schema."""
 _ANY = "any"
 # Keywords whose value is one subschema, a map of subschemas, or a list of subschemas.
 _SUBSCHEMA = (
@@ -105,7 +115,7 @@ def _normal_type(value: Any) -> Any:
             lowered = name.strip().lower()
             if lowered == _ANY:
                 return None
-            name = _TYPE_ALIASES.get(lowered, lowered if lowered in JSON_TYPES else name)
+            name = TYPE_ALIASES.get(lowered, lowered if lowered in JSON_TYPES else name)
         if name not in normal:
             normal.append(name)
     if not isinstance(value, list):

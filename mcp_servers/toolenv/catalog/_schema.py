@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from paraagent_runtime.validation import JSON_TYPES, TYPE_ALIASES
+
 from ._text import clean_text
 from .model import SourceReport
 
@@ -30,19 +32,6 @@ __all__ = [
     "valid_pattern",
 ]
 
-JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object", "null"})
-_TYPE_ALIASES = {
-    "str": "string",
-    "text": "string",
-    "int": "integer",
-    "long": "integer",
-    "float": "number",
-    "double": "number",
-    "bool": "boolean",
-    "list": "array",
-    "dict": "object",
-    "map": "object",
-}
 _NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _COUNT_KEYS = (
     "minLength",
@@ -244,7 +233,7 @@ class SchemaBuilder:
                 self.budget.flag("unknown_type")
                 continue
             lowered = value.lower()
-            mapped = "string" if lowered == "file" else _TYPE_ALIASES.get(lowered, lowered)
+            mapped = "string" if lowered == "file" else TYPE_ALIASES.get(lowered, lowered)
             if mapped in JSON_TYPES:
                 if mapped not in types:
                     types.append(mapped)
