@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from . import options
-from .tool_sources import ToolChoice, announce, check_names, choose_tools
+from .tool_sources import ToolChoice, announce, check_names, choose_tools, toolenv_sources
 
 if TYPE_CHECKING:
     from ..policy import Policy
@@ -87,11 +87,7 @@ def chat_command(
     from ..agent import AgentConfig
 
     choice = choose_tools(mcp_config, toolenv)
-    sources: list[ToolSource] = []
-    if choice.toolenv:
-        from mcp_servers.toolenv import ToolEnv
-
-        sources = list(ToolEnv.builtin(seed=seed).sources)
+    sources = toolenv_sources(choice, seed=seed)
     toolspace = _toolspace(choice, sources)
     announce(choice)
     build_policy = _policy_factory(base_url)

@@ -61,15 +61,10 @@ def serve_command(
     import asyncio
 
     from ..mcp.serving import serve_mcp_config
-    from ..sources import ToolSource
-    from .tool_sources import announce, check_names, choose_tools
+    from .tool_sources import announce, check_names, choose_tools, toolenv_sources
 
     choice = choose_tools(mcp_config, toolenv)
-    sources: list[ToolSource] = []
-    if choice.toolenv:
-        from mcp_servers.toolenv import ToolEnv
-
-        sources = list(ToolEnv.builtin().sources)
+    sources = toolenv_sources(choice)
     if choice.mcp_config is not None:
         from ..mcp import load_mcp_config
 

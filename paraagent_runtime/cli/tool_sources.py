@@ -26,7 +26,14 @@ from ..errors import ConfigError, UserError
 if TYPE_CHECKING:  # `chat --help` and `serve --help` import this module: keep it light
     from ..sources import ToolSource
 
-__all__ = ["PROJECT_CONFIG", "ToolChoice", "announce", "check_names", "choose_tools"]
+__all__ = [
+    "PROJECT_CONFIG",
+    "ToolChoice",
+    "announce",
+    "check_names",
+    "choose_tools",
+    "toolenv_sources",
+]
 
 PROJECT_CONFIG = ".mcp.json"
 """The project's MCP config, looked up in the current folder when none is given."""
@@ -84,6 +91,15 @@ def choose_tools(
             )
         return ToolChoice(None, toolenv=True)
     return ToolChoice(mcp_config, toolenv=bool(toolenv), discovered=discovered)
+
+
+def toolenv_sources(choice: ToolChoice, *, seed: int = 0) -> list[ToolSource]:
+    """The built-in ToolEnv's sources (in the world of ``seed``) when the choice includes it."""
+    if not choice.toolenv:
+        return []
+    from mcp_servers.toolenv import ToolEnv
+
+    return list(ToolEnv.builtin(seed=seed).sources)
 
 
 def announce(choice: ToolChoice) -> None:
