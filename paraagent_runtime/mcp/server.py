@@ -7,8 +7,10 @@ Two faces over the same toolspace:
 - gateway tools ``search_tools(query, top_k)`` and ``call_tool(name, arguments)``, so an app that
   caps its tool count at a few dozen reaches every tool of every configured server.
 
-Over HTTP the server binds 127.0.0.1 unless told otherwise; binding any other address requires a
-bearer token, and with a token set every request without it is refused with 401.
+Over HTTP the server binds 127.0.0.1 unless told otherwise; binding a non-loopback address requires
+a bearer token, and with a token set every request without it is refused with 401. On any loopback
+address (127.0.0.0/8, ``::1``, ``localhost``) the ``Host`` and ``Origin`` headers must name the
+bound address, so a DNS-rebinding page cannot reach the tools.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import ToolAnnotations as MCPToolAnnotations
 
 from ..agent import Agent, AgentConfig
@@ -42,8 +45,10 @@ from ..validation import validate_arguments
 __all__ = [
     "BearerTokenMiddleware",
     "build_paraagent_server",
+    "check_bind",
     "compact_trajectory",
     "http_app",
+    "loopback_security",
     "serve",
 ]
 
@@ -53,6 +58,7 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _LOOPBACK_NAMES = {"localhost"}
+_LOCALHOST_ADDRESSES = {"127.0.0.1", "::1"}
 
 
 def compact_trajectory(episode: Episode) -> dict[str, Any]:
@@ -210,19 +216,68 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse an HTTP bind address that would expose the tools without a token.
+
+    Cheap and side-effect free: ``serve`` runs it before any start-up work.
+
+    Raises:
+        ConfigError: ``host`` is not a loopback address (127.0.0.0/8, ``::1``, ``localhost``)
+            and no token is given.
+    """
+    if not _is_loopback(host) and not token:
+        raise ConfigError(
+            f"serve: binding {host} exposes your tools to the network; "
+            "set a bearer token (--token or $PARAAGENT_SERVE_TOKEN) or bind 127.0.0.1"
+        )
+
+
+def loopback_security(host: str) -> TransportSecuritySettings | None:
+    """Host/Origin checks (DNS-rebinding protection) for a loopback bind address, else None.
+
+    The allowed ``Host`` values are the bound address itself (with any port) and, when it is
+    where ``localhost`` points (``127.0.0.1``, ``::1``), ``localhost``; allowed origins are
+    ``http://`` and ``https://`` on those hosts.
+    """
+    if not _is_loopback(host):
+        return None
+    if host in _LOOPBACK_NAMES:
+        names = ["localhost", "127.0.0.1", "[::1]"]
+    else:
+        address = ipaddress.ip_address(host)
+        literal = f"[{address.compressed}]" if address.version == 6 else address.compressed
+        names = [literal, "localhost"] if address.compressed in _LOCALHOST_ADDRESSES else [literal]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[spelling for name in names for spelling in (name, f"{name}:*")],
+        allowed_origins=[
+            f"{scheme}://{spelling}"
+            for name in names
+            for spelling in (name, f"{name}:*")
+            for scheme in ("http", "https")
+        ],
+    )
+
+
 class BearerTokenMiddleware:
-    """ASGI middleware refusing HTTP requests that lack ``Authorization: Bearer <token>``."""
+    """ASGI middleware refusing HTTP requests that lack ``Authorization: Bearer <token>``.
+
+    The scheme is matched case-insensitively (RFC 7235); the token exactly, in constant time.
+    """
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._expected = token.encode()
+
+    def _authorized(self, header: bytes) -> bool:
+        scheme, _, given = header.strip().partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self._expected)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass authorized requests (and lifespan events) through; answer others with 401."""
         if scope["type"] == "http":
             headers = dict(scope.get("headers") or [])
-            given = headers.get(b"authorization", b"")
-            if not hmac.compare_digest(given, self._expected):
+            if not self._authorized(headers.get(b"authorization", b"")):
                 body = b'{"error": "missing or invalid bearer token"}'
                 await send(
                     {
@@ -243,15 +298,14 @@ class BearerTokenMiddleware:
 def http_app(server: MCPServer, *, host: str = "127.0.0.1", token: str | None = None) -> ASGIApp:
     """The streamable HTTP app (path ``/mcp``), behind a bearer token when one is given.
 
+    On a loopback address every request's ``Host`` and ``Origin`` must name that address
+    (:func:`loopback_security`), token or not.
+
     Raises:
         ConfigError: ``host`` is not a loopback address and no token is given.
     """
-    if not _is_loopback(host) and not token:
-        raise ConfigError(
-            f"serve: binding {host} exposes your tools to the network; "
-            "set a bearer token (--token or $PARAAGENT_SERVE_TOKEN) or bind 127.0.0.1"
-        )
-    app: ASGIApp = server.streamable_http_app(host=host)
+    check_bind(host, token)
+    app: ASGIApp = server.streamable_http_app(host=host, transport_security=loopback_security(host))
     return BearerTokenMiddleware(app, token) if token else app
 
 

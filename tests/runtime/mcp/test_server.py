@@ -84,9 +84,7 @@ async def test_gateway_search_and_call() -> None:
             "call_tool", {"name": "demo__add", "arguments": {"a": 4, "b": 5}}
         )
         assert value == {"result": 9}
-        with pytest.raises(
-            ToolExecutionError, match="unknown tool 'demo__ad'. Did you mean: add"
-        ):
+        with pytest.raises(ToolExecutionError, match="unknown tool 'demo__ad'. Did you mean: add"):
             await front.call_tool("call_tool", {"name": "demo__ad", "arguments": {}})
         with pytest.raises(ToolExecutionError, match="invalid arguments for demo__add"):
             await front.call_tool("call_tool", {"name": "demo__add", "arguments": {"a": "x"}})
@@ -138,6 +136,72 @@ async def test_http_with_token_refuses_requests_without_it() -> None:
             await authorized.aclose()
     await toolspace.aclose()
     assert value == {"result": 2}
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+async def test_any_loopback_bind_checks_host_and_origin() -> None:
+    server = build_paraagent_server(Toolspace([]))
+    # 127.0.0.2 is loopback too: no token needed, but a rebinding Host or Origin is refused.
+    async with LoopbackServer(http_app(server, host="127.0.0.2")) as http:
+        url = f"http://127.0.0.1:{http.port}/mcp"
+        bound = f"127.0.0.2:{http.port}"
+        async with httpx2.AsyncClient() as raw:
+            rebound = await raw.post(
+                url, json=INITIALIZE, headers={**MCP_HEADERS, "Host": f"evil.example:{http.port}"}
+            )
+            foreign = await raw.post(
+                url,
+                json=INITIALIZE,
+                headers={**MCP_HEADERS, "Host": bound, "Origin": "http://evil.example"},
+            )
+            own = await raw.post(
+                url,
+                json=INITIALIZE,
+                headers={**MCP_HEADERS, "Host": bound, "Origin": f"http://{bound}"},
+            )
+    assert rebound.status_code == 421
+    assert foreign.status_code == 403
+    assert own.status_code == 200
+
+
+def test_loopback_hosts_follow_the_bound_address() -> None:
+    from paraagent_runtime.mcp.server import loopback_security
+
+    assert loopback_security("0.0.0.0") is None
+    v4 = loopback_security("127.0.0.1")
+    assert v4 is not None and {"127.0.0.1:*", "localhost:*"} <= set(v4.allowed_hosts)
+    v6 = loopback_security("::1")
+    assert v6 is not None and "[::1]:*" in v6.allowed_hosts
+    other = loopback_security("127.0.0.2")
+    assert other is not None and set(other.allowed_hosts) == {"127.0.0.2", "127.0.0.2:*"}
+
+
+async def test_bearer_scheme_is_case_insensitive() -> None:
+    toolspace = await demo_toolspace()
+    server = build_paraagent_server(toolspace)
+    async with LoopbackServer(http_app(server, host="127.0.0.1", token="s3cret")) as http:
+        url = f"http://127.0.0.1:{http.port}/mcp"
+        async with httpx2.AsyncClient() as raw:
+            answers = [
+                await raw.post(
+                    url, json=INITIALIZE, headers={**MCP_HEADERS, "Authorization": header}
+                )
+                for header in ("bearer s3cret", "BEARER s3cret", "Basic s3cret", "bearer nope")
+            ]
+    await toolspace.aclose()
+    assert [answer.status_code for answer in answers] == [200, 200, 401, 401]
 
 
 async def test_sdk_client_sees_gateway_tool_annotations() -> None:
