@@ -5,7 +5,10 @@ Two faces over the same toolspace:
 - ``run_task(task, mode?, max_turns?)`` runs the agent and streams a progress notification per
   phase and per call; it returns the answer and a compact trajectory.
 - gateway tools ``search_tools(query, top_k)`` and ``call_tool(name, arguments)``, so an app that
-  caps its tool count at a few dozen reaches every tool of every configured server.
+  caps its tool count at a few dozen reaches every tool of every configured server. A
+  ``call_tool`` result keeps the downstream server's content blocks (text, image, audio,
+  resources, resource links) and structured content, capped at the agent's result limit
+  (:func:`cap_result`, with a marker when cut).
 
 Over HTTP the server binds 127.0.0.1 unless told otherwise; binding a non-loopback address requires
 a bearer token, and with a token set every request without it is refused with 401. On any loopback
@@ -25,6 +28,15 @@ from typing import Any, Literal
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import (
+    AudioContent,
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    TextContent,
+    TextResourceContents,
+)
 from mcp_types import ToolAnnotations as MCPToolAnnotations
 
 from ..agent import Agent, AgentConfig
@@ -41,10 +53,13 @@ from ..policy.base import Policy
 from ..toolspace import Toolspace
 from ..trajectory import Episode
 from ..validation import validate_arguments
+from .source import MCPToolSource
 
 __all__ = [
     "BearerTokenMiddleware",
+    "TRUNCATED_META",
     "build_paraagent_server",
+    "cap_result",
     "check_bind",
     "compact_trajectory",
     "http_app",
@@ -56,6 +71,9 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+TRUNCATED_META = "io.paraagent/truncated"
+"""``_meta`` key of a ``call_tool`` result cut to the limit: the original size and the limit."""
 
 _LOOPBACK_NAMES = {"localhost"}
 _LOCALHOST_ADDRESSES = {"127.0.0.1", "::1"}
@@ -103,6 +121,67 @@ def _progress_message(event: AgentEvent) -> str | None:
     return None
 
 
+def _block_chars(block: ContentBlock) -> int:
+    """How much of the result budget a content block takes: its text or base64 payload."""
+    if isinstance(block, TextContent):
+        return len(block.text)
+    if isinstance(block, ImageContent | AudioContent):
+        return len(block.data)
+    if isinstance(block, EmbeddedResource):
+        resource = block.resource
+        return len(resource.text if isinstance(resource, TextResourceContents) else resource.blob)
+    return len(block.model_dump_json())
+
+
+def cap_result(result: CallToolResult, limit: int) -> CallToolResult:
+    """``result`` with at most ``limit`` characters of payload, and a marker when cut.
+
+    Content blocks keep their kind (image, audio, resource, resource link) and order; blocks
+    are taken while they fit, a text block that does not fit is cut, a binary or embedded one
+    that does not fit is left out with a one-line note; structured content stays when it fits
+    in what is left. A cut result ends with a text block saying how much was left out.
+
+    Args:
+        result: The downstream tool's result.
+        limit: The most characters of text and base64 payload passed on.
+    """
+    sizes = [_block_chars(block) for block in result.content]
+    structured = (
+        len(json.dumps(result.structured_content, default=str))
+        if result.structured_content is not None
+        else 0
+    )
+    total = sum(sizes) + structured
+    if total <= limit:
+        return result
+    left = limit
+    content: list[ContentBlock] = []
+    for block, size in zip(result.content, sizes, strict=True):
+        if size <= left:
+            content.append(block)
+            left -= size
+        elif isinstance(block, TextContent) and left > 0:
+            content.append(TextContent(text=block.text[:left]))
+            left = 0
+        else:
+            kind = getattr(block, "mime_type", None) or block.type
+            content.append(TextContent(text=f"[{kind} block of {size} chars left out]"))
+    keep_structured = result.structured_content is not None and structured <= left
+    kept = limit - left + (structured if keep_structured else 0)
+    content.append(
+        TextContent(
+            text=f"[truncated: the result had {total} chars, {total - kept} left out "
+            f"(limit {limit}, --max-result-chars)]"
+        )
+    )
+    return CallToolResult(
+        content=content,
+        structured_content=result.structured_content if keep_structured else None,
+        is_error=result.is_error,
+        _meta={**(result.meta or {}), TRUNCATED_META: {"original_chars": total, "limit": limit}},
+    )
+
+
 def build_paraagent_server(
     toolspace: Toolspace,
     *,
@@ -116,7 +195,8 @@ def build_paraagent_server(
     Args:
         toolspace: The tools of the configured sources (refreshed by the caller).
         policy: The model behind ``run_task``; without one, only the gateway tools exist.
-        agent_config: Defaults for ``run_task`` (its ``mode``/``max_turns`` override them).
+        agent_config: Defaults for ``run_task`` (its ``mode``/``max_turns`` override them); its
+            ``dispatch.max_result_chars`` also caps ``call_tool`` results (:func:`cap_result`).
         gateway: Expose ``search_tools`` and ``call_tool``.
         name: The server name announced to clients.
 
@@ -129,6 +209,7 @@ def build_paraagent_server(
         )
     server = MCPServer(name, instructions=_instructions(policy is not None, gateway))
     defaults = agent_config or AgentConfig()
+    result_chars = defaults.dispatch.max_result_chars
 
     if policy is not None:
         agent_policy = policy
@@ -179,21 +260,25 @@ def build_paraagent_server(
         @server.tool(
             description="Call a tool found with search_tools by its name, with JSON arguments.",
             annotations=MCPToolAnnotations(open_world_hint=True),
-            structured_output=False,
         )
-        async def call_tool(name: str, arguments: dict[str, Any] | None = None) -> str:
+        async def call_tool(name: str, arguments: dict[str, Any] | None = None) -> CallToolResult:
             arguments = arguments or {}
-            spec = toolspace.get(name)
-            if spec is None:
+            route = toolspace.route(name)
+            if route is None:
                 raise ToolError(toolspace.unknown_tool_message(name))
-            problem = validate_arguments(name, spec.input_schema, arguments)
+            problem = validate_arguments(name, route.spec.input_schema, arguments)
             if problem is not None:
                 raise ToolError(problem)
             try:
-                value = await toolspace.call(name, arguments)
+                if isinstance(route.source, MCPToolSource):
+                    result = await route.source.call_tool_result(route.spec.tool, arguments)
+                else:
+                    value = await route.source.call_tool(route.spec.tool, arguments)
+                    text = value if isinstance(value, str) else json.dumps(value, default=str)
+                    result = CallToolResult(content=[TextContent(text=text)])
             except (ParaAgentError, TimeoutError) as exc:
                 raise ToolError(f"{name}: {exc}") from exc
-            return value if isinstance(value, str) else json.dumps(value, default=str)
+            return cap_result(result, result_chars)
 
     return server
 

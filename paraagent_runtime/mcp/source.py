@@ -324,6 +324,19 @@ class MCPToolSource:
     async def call_tool(self, tool: str, arguments: dict[str, Any]) -> Any:
         """Call ``tool`` and return its structured content, else its text/JSON content.
 
+        Raises:
+            ToolExecutionError: The tool reported an error or returned an invalid result.
+            MCPTimeoutError: No result within the server's ``timeout`` (cancelled on the server).
+            MCPConnectionError: The server is unreachable or died during the call.
+        """
+        result = await self.call_tool_result(tool, arguments)
+        if result.structured_content is not None:
+            return result.structured_content
+        return _content_value(result.content)
+
+    async def call_tool_result(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        """Call ``tool`` and return the server's result as sent: every content block, structured.
+
         Under a dispatcher whose call limit is no longer than the server's ``timeout``, that limit
         is the call's only timer (the SDK's own read timeout is not started).
 
@@ -358,9 +371,7 @@ class MCPToolSource:
             )
         if result.is_error:
             raise ToolExecutionError(f"{self.name}/{tool}: {_content_text(result.content)}")
-        if result.structured_content is not None:
-            return result.structured_content
-        return _content_value(result.content)
+        return result
 
     async def aclose(self) -> None:
         """Close the session (terminating a stdio child) and cancel pending callbacks."""

@@ -6,9 +6,12 @@ import json
 from typing import Any
 
 import httpx2
+import mcp_types as types
 import pytest
 from mcp import Client
 
+from paraagent_runtime.agent import AgentConfig
+from paraagent_runtime.dispatch import DispatchConfig
 from paraagent_runtime.errors import ConfigError, MCPConnectionError, ToolExecutionError
 from paraagent_runtime.mcp import MCPServerConfig, MCPToolSource, ProgressUpdate
 from paraagent_runtime.mcp.server import build_paraagent_server, http_app
@@ -16,7 +19,7 @@ from paraagent_runtime.policy.scripted import ScriptedPolicy
 from paraagent_runtime.toolspace import Toolspace
 
 from .conftest import LoopbackServer
-from .servers import build_demo_server
+from .servers import build_demo_server, build_raw_server
 
 SCRIPT = [
     "<phase>execute</phase>\n"
@@ -210,3 +213,64 @@ async def test_sdk_client_sees_gateway_tool_annotations() -> None:
         tools: dict[str, Any] = {tool.name: tool for tool in (await client.list_tools()).tools}
     await toolspace.aclose()
     assert tools["search_tools"].annotations.read_only_hint is True
+
+
+PIXEL = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGA"
+    "hKmMIQAAAABJRU5ErkJggg=="
+)
+
+
+async def gateway_call(result: types.CallToolResult, **server: Any) -> types.CallToolResult:
+    """Call a downstream tool answering ``result`` through the gateway, with a real SDK client."""
+    raw = build_raw_server(
+        tools=[types.Tool(name="shot", input_schema={"type": "object"})], result=result
+    )
+    toolspace = Toolspace([MCPToolSource("cam", raw)])
+    await toolspace.refresh()
+    try:
+        async with Client(build_paraagent_server(toolspace, **server)) as client:
+            return await client.call_tool("call_tool", {"name": "shot", "arguments": {}})
+    finally:
+        await toolspace.aclose()
+
+
+async def test_gateway_keeps_content_blocks() -> None:
+    result = await gateway_call(
+        types.CallToolResult(
+            content=[
+                types.TextContent(text="a shot"),
+                types.ImageContent(data=PIXEL, mime_type="image/png"),
+                types.AudioContent(data="UklGRg==", mime_type="audio/wav"),
+                types.ResourceLink(name="full", uri="file:///tmp/full.png"),
+            ],
+            structured_content={"width": 1},
+        )
+    )
+    assert [block.type for block in result.content] == ["text", "image", "audio", "resource_link"]
+    image = result.content[1]
+    assert isinstance(image, types.ImageContent)
+    assert image.data == PIXEL and image.mime_type == "image/png"
+    assert result.structured_content == {"width": 1}
+    assert not result.is_error
+
+
+async def test_gateway_caps_an_oversized_result_with_a_marker() -> None:
+    big = types.CallToolResult(
+        content=[
+            types.TextContent(text="x" * 50_000),
+            types.ImageContent(data=PIXEL, mime_type="image/png"),
+        ]
+    )
+    default = await gateway_call(big)
+    limit = DispatchConfig().max_result_chars
+    texts = [getattr(block, "text", None) for block in default.content]
+    assert texts[0] == "x" * limit
+    assert texts[1] == f"[image/png block of {len(PIXEL)} chars left out]"
+    assert texts[2] is not None
+    assert texts[2].startswith(f"[truncated: the result had {50_000 + len(PIXEL)} chars")
+    assert default.meta is not None and default.meta["io.paraagent/truncated"]["limit"] == limit
+    small = await gateway_call(
+        big, agent_config=AgentConfig(dispatch=DispatchConfig(max_result_chars=100))
+    )
+    assert getattr(small.content[0], "text", None) == "x" * 100
