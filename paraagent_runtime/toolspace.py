@@ -271,6 +271,23 @@ class Toolspace:
         await asyncio.gather(*(self._list(source) for source in self._sources.values()))
         await self._rebuild()
 
+    async def refresh_source(self, name: str) -> None:
+        """List the tools of the source called ``name`` again and rebuild (as :meth:`refresh`).
+
+        The other sources keep their last listing, so one slow or hanging source does not hold
+        back the others.
+
+        Raises:
+            UserError: no source has that name.
+        """
+        source = self._sources.get(name)
+        if source is None:
+            raise UserError(
+                f"no tool source named {name!r} (have: {', '.join(self._sources) or 'none'})"
+            )
+        await self._list(source)
+        await self._rebuild()
+
     async def _rebuild(self) -> None:
         listed = {
             spec.id: (spec, check, source)

@@ -56,13 +56,34 @@ def serve_command(
     max_concurrency: Annotated[int | None, options.max_concurrency()] = None,
     per_source_concurrency: Annotated[int | None, options.per_source_concurrency()] = None,
     call_timeout: Annotated[float | None, options.call_timeout()] = None,
+    max_result_chars: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Longest call_tool result passed on, in characters of text and base64 "
+            "(default: the agent's result limit); longer ones are cut with a marker.",
+        ),
+    ] = None,
 ) -> None:
-    """Serve paraagent (run_task and the search_tools/call_tool gateway) over stdio or HTTP."""
-    import asyncio
+    """Serve paraagent (run_task and the search_tools/call_tool gateway) over stdio or HTTP.
 
+    It answers at once: servers connect and the tool index builds in the background, tools
+    appear through notifications/tools/list_changed, and a server that fails is retried.
+    """
+    import asyncio
+    import dataclasses
+
+    from ..mcp.server import check_bind
     from ..mcp.serving import serve_mcp_config
     from .tool_sources import announce, check_names, choose_tools, toolenv_sources
 
+    if transport is Transport.http:
+        check_bind(host, token or None)  # before any work: refusing should be instant
+    dispatch = options.dispatch_limits(
+        max_calls_per_turn, max_concurrency, per_source_concurrency, call_timeout
+    )
+    if max_result_chars is not None:
+        dispatch = dataclasses.replace(dispatch, max_result_chars=max_result_chars)
     choice = choose_tools(mcp_config, toolenv)
     sources = toolenv_sources(choice)
     if choice.mcp_config is not None:
@@ -84,8 +105,6 @@ def serve_command(
             port=port,
             token=token or None,
             gateway=gateway,
-            dispatch=options.dispatch_limits(
-                max_calls_per_turn, max_concurrency, per_source_concurrency, call_timeout
-            ),
+            dispatch=dispatch,
         )
     )

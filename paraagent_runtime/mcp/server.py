@@ -18,15 +18,22 @@ bound address, so a DNS-rebinding page cannot reach the tools.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hmac
 import ipaddress
 import json
+import logging
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
+import anyio
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ToolsListChanged
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import (
     AudioContent,
@@ -54,6 +61,7 @@ from ..toolspace import Toolspace
 from ..trajectory import Episode
 from ..validation import validate_arguments
 from .source import MCPToolSource
+from .startup import SourceStartup
 
 __all__ = [
     "BearerTokenMiddleware",
@@ -66,6 +74,15 @@ __all__ = [
     "loopback_security",
     "serve",
 ]
+
+logger = logging.getLogger(__name__)
+
+PROGRESS_EVERY_S = 5.0
+"""While a call waits (sources starting, the model loading), a progress message this often: a
+host's request timer restarts on progress."""
+
+Report = Callable[[str], Awaitable[None]]
+"""Sends one progress message of the running request."""
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -182,6 +199,114 @@ def cap_result(result: CallToolResult, limit: int) -> CallToolResult:
     )
 
 
+class ToolListAnnouncer:
+    """Sends ``notifications/tools/list_changed`` to every connected client, in both eras.
+
+    Clients of the 2026-07-28 era hear it on ``subscriptions/listen`` (:attr:`bus`, the server's
+    subscription bus); clients of the handshake era on their connection, and their
+    ``initialize`` result advertises ``tools.listChanged`` (the SDK's ``MCPServer`` leaves it
+    off). Pass the announcer as the server's ``subscriptions`` bus and as a middleware: it
+    remembers each handshake-era connection at ``initialize``.
+    """
+
+    def __init__(self) -> None:
+        self.bus = InMemorySubscriptionBus()
+        self._sessions: list[ServerSession] = []
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """Middleware: advertise ``tools.listChanged`` and remember the client at ``initialize``."""
+        result = await call_next(ctx)
+        if ctx.method == "initialize" and isinstance(result, dict):
+            tools = result.get("capabilities", {}).get("tools")
+            if isinstance(tools, dict):
+                tools["listChanged"] = True
+            self._sessions.append(ctx.session)
+        return result
+
+    async def announce(self) -> None:
+        """Tell every client that the tools changed; forget clients that are gone."""
+        await self.bus.publish(ToolsListChanged())
+        for session in list(self._sessions):
+            try:
+                await session.send_tool_list_changed()
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._sessions.remove(session)
+
+
+@runtime_checkable
+class LoadsModel(Protocol):
+    """A policy with a model to load before its first turn (``load()``: blocking, idempotent)."""
+
+    def load(self) -> None:
+        """Load the model now."""
+
+
+class ModelLoad:
+    """A policy's model loaded once, in a thread: ``serve`` starts it, ``run_task`` waits for it.
+
+    Args:
+        policy: The policy; one without a ``load()`` (:class:`LoadsModel`) has nothing to wait for.
+    """
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self._task: asyncio.Future[None] | None = None
+
+    def start(self) -> None:
+        """Start loading in the background (once; later calls do nothing)."""
+        if self._task is None and isinstance(self.policy, LoadsModel):
+            self._task = asyncio.ensure_future(asyncio.to_thread(self.policy.load))
+            self._task.add_done_callback(_log_load_failure)
+
+    async def wait(self, report: Report) -> None:
+        """Start if needed and wait until the model is loaded, reporting while it loads.
+
+        Raises:
+            ToolError: The model could not be loaded (the message says why).
+        """
+        self.start()
+        task = self._task
+        if task is None:
+            return
+        started = time.monotonic()
+        await _reporting(
+            lambda: asyncio.shield(task),
+            lambda: f"loading the model ({time.monotonic() - started:.0f}s)",
+            report,
+        )
+        if not task.cancelled() and (error := task.exception()) is not None:
+            raise ToolError(f"the model could not be loaded: {error}") from error
+
+
+async def _reporting(
+    wait: Callable[[], Awaitable[object]], message: Callable[[], str], report: Report
+) -> None:
+    """Await ``wait()``, reporting ``message()`` first and every :data:`PROGRESS_EVERY_S`."""
+    while True:
+        await report(message())
+        with anyio.move_on_after(PROGRESS_EVERY_S):
+            await wait()
+            return
+
+
+async def _sources_started(startup: SourceStartup | None, report: Report) -> None:
+    """Wait until every source had its first attempt, reporting those still starting."""
+    if startup is None or startup.settled:
+        return
+    await _reporting(
+        startup.wait_settled,
+        lambda: f"waiting for the tool sources to start: {', '.join(startup.starting())}",
+        report,
+    )
+
+
+def _log_load_failure(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and (error := task.exception()) is not None:
+        logger.error("serve: the model could not be loaded: %s", error)
+
+
 def build_paraagent_server(
     toolspace: Toolspace,
     *,
@@ -189,6 +314,9 @@ def build_paraagent_server(
     agent_config: AgentConfig | None = None,
     gateway: bool = True,
     name: str = "paraagent",
+    announcer: ToolListAnnouncer | None = None,
+    model_load: ModelLoad | None = None,
+    startup: SourceStartup | None = None,
 ) -> MCPServer:
     """Build the MCP server exposing paraagent over ``toolspace``.
 
@@ -199,6 +327,10 @@ def build_paraagent_server(
             ``dispatch.max_result_chars`` also caps ``call_tool`` results (:func:`cap_result`).
         gateway: Expose ``search_tools`` and ``call_tool``.
         name: The server name announced to clients.
+        announcer: Sends ``tools/list_changed`` when the tools behind the gateway change.
+        model_load: The policy's model load ``run_task`` waits for (default: loaded at the first
+            ``run_task``).
+        startup: The sources starting in the background (named when a tool is not there yet).
 
     Raises:
         ConfigError: Neither a policy nor the gateway is enabled (the server would be empty).
@@ -207,12 +339,18 @@ def build_paraagent_server(
         raise ConfigError(
             "serve: nothing to serve (give a policy for run_task or enable the gateway)"
         )
-    server = MCPServer(name, instructions=_instructions(policy is not None, gateway))
+    server = MCPServer(
+        name,
+        instructions=_instructions(policy is not None, gateway),
+        subscriptions=announcer.bus if announcer is not None else None,
+        middleware=[announcer] if announcer is not None else None,
+    )
     defaults = agent_config or AgentConfig()
     result_chars = defaults.dispatch.max_result_chars
 
     if policy is not None:
         agent_policy = policy
+        loading = model_load or ModelLoad(policy)
 
         @server.tool(
             description="Run the paraagent agent on a task over all configured tools; returns "
@@ -233,15 +371,14 @@ def build_paraagent_server(
                 )
             except ConfigError as exc:
                 raise ToolError(str(exc)) from exc
-            step = 0
+            report = _reporter(ctx)
 
             async def on_event(event: AgentEvent) -> None:
-                nonlocal step
                 message = _progress_message(event)
                 if message is not None:
-                    step += 1
-                    await ctx.report_progress(step, None, message)
+                    await report(message)
 
+            await loading.wait(report)
             episode = await Agent(agent_policy, toolspace, config).run(task, on_event=on_event)
             return compact_trajectory(episode)
 
@@ -252,20 +389,26 @@ def build_paraagent_server(
             "their names, descriptions and JSON input schemas (call them with call_tool).",
             annotations=MCPToolAnnotations(read_only_hint=True, open_world_hint=False),
         )
-        async def search_tools(query: str, top_k: int = 5) -> list[dict[str, Any]]:
+        async def search_tools(query: str, ctx: Context, top_k: int = 5) -> list[dict[str, Any]]:
             if not 1 <= top_k <= 50:
                 raise ToolError(f"top_k: must be between 1 and 50, got {top_k}")
+            await _sources_started(startup, _reporter(ctx))
             return [spec.schema_view() for spec in await toolspace.search(query, top_k=top_k)]
 
         @server.tool(
             description="Call a tool found with search_tools by its name, with JSON arguments.",
             annotations=MCPToolAnnotations(open_world_hint=True),
         )
-        async def call_tool(name: str, arguments: dict[str, Any] | None = None) -> CallToolResult:
+        async def call_tool(
+            name: str, ctx: Context, arguments: dict[str, Any] | None = None
+        ) -> CallToolResult:
             arguments = arguments or {}
             route = toolspace.route(name)
             if route is None:
-                raise ToolError(toolspace.unknown_tool_message(name))
+                await _sources_started(startup, _reporter(ctx))
+                route = toolspace.route(name)
+            if route is None:
+                raise ToolError(_unknown_tool(toolspace, startup, name))
             problem = validate_arguments(name, route.spec.input_schema, arguments)
             if problem is not None:
                 raise ToolError(problem)
@@ -281,6 +424,31 @@ def build_paraagent_server(
             return cap_result(result, result_chars)
 
     return server
+
+
+def _reporter(ctx: Context) -> Report:
+    """Progress messages of ``ctx``'s request, numbered from 1."""
+    step = 0
+
+    async def report(message: str) -> None:
+        nonlocal step
+        step += 1
+        await ctx.report_progress(step, None, message)
+
+    return report
+
+
+def _unknown_tool(toolspace: Toolspace, startup: SourceStartup | None, name: str) -> str:
+    message = toolspace.unknown_tool_message(name)
+    if startup is not None:
+        down = [
+            f"{source} {status.describe()}"
+            for source, status in startup.status.items()
+            if status.state != "ready"
+        ]
+        if down:
+            message += f" Not reachable now: {'; '.join(down)}."
+    return message
 
 
 def _instructions(has_agent: bool, gateway: bool) -> str:

@@ -160,10 +160,12 @@ class _Connection:
         self._on_list_changed = on_list_changed
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[None] | None = None
 
     async def open(self, timeout: float) -> None:
         """Start the owner task and wait until the handshake is done."""
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._ready = ready
         # A fresh context: the connection outlives the call that opened it, and must not carry
         # that call's progress reporter (paraagent_runtime.progress) into later calls.
         self._task = asyncio.create_task(self._run(ready), context=contextvars.Context())
@@ -214,13 +216,19 @@ class _Connection:
         """Leave the session (terminating a stdio child) and wait for the owner task."""
         self.alive = False
         self._stop.set()
-        if self._task is not None and not self._task.done():
+        task = self._task
+        if task is None or task.done():
+            return
+        if self._ready is not None and not self._ready.done():
+            task.cancel()  # still in the handshake: there is no session to leave
+        else:
             try:
-                await asyncio.wait_for(asyncio.shield(self._task), 5.0)
+                await asyncio.wait_for(asyncio.shield(task), 5.0)
+                return
             except TimeoutError:
-                self._task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._task
+                task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 class MCPToolSource:

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+import threading
+import time
+from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import mcp_types as types
 import pytest
@@ -13,12 +19,13 @@ from mcp import Client
 from paraagent_runtime.agent import AgentConfig
 from paraagent_runtime.dispatch import DispatchConfig
 from paraagent_runtime.errors import ConfigError, MCPConnectionError, ToolExecutionError
-from paraagent_runtime.mcp import MCPServerConfig, MCPToolSource, ProgressUpdate
+from paraagent_runtime.mcp import MCPServerConfig, MCPToolSource, ProgressUpdate, ReconnectPolicy
 from paraagent_runtime.mcp.server import build_paraagent_server, http_app
+from paraagent_runtime.mcp.serving import running_server
 from paraagent_runtime.policy.scripted import ScriptedPolicy
 from paraagent_runtime.toolspace import Toolspace
 
-from .conftest import LoopbackServer
+from .conftest import HERE, LoopbackServer, stdio_config
 from .servers import build_demo_server, build_raw_server
 
 SCRIPT = [
@@ -274,3 +281,117 @@ async def test_gateway_caps_an_oversized_result_with_a_marker() -> None:
         big, agent_config=AgentConfig(dispatch=DispatchConfig(max_result_chars=100))
     )
     assert getattr(small.content[0], "text", None) == "x" * 100
+
+
+def hanging_source() -> MCPToolSource:
+    """A stdio server that never answers the handshake (it reads until its stdin closes)."""
+    return MCPToolSource("hang", stdio_config("-c", "import sys; sys.stdin.read()"))
+
+
+async def test_tools_list_answers_at_once_then_list_changed() -> None:
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    toolspace = Toolspace([hanging_source(), MCPToolSource("demo", build_demo_server([]))])
+    with anyio.fail_after(20):
+        async with (
+            running_server(toolspace) as server,
+            Client(server, mode="legacy", message_handler=on_message) as client,
+        ):
+            started = time.perf_counter()
+            listed = await client.list_tools()
+            elapsed = time.perf_counter() - started
+            assert client.server_capabilities.tools is not None
+            assert client.server_capabilities.tools.list_changed is True
+            await changed.wait()
+            # A known tool does not wait for the hanging server.
+            added = await client.call_tool(
+                "call_tool", {"name": "add", "arguments": {"a": 2, "b": 3}}
+            )
+        await toolspace.aclose()
+    assert {tool.name for tool in listed.tools} == {"search_tools", "call_tool"}
+    assert elapsed < 1.0
+    assert added.structured_content == {"result": 5}
+
+
+FLAKY = """
+import pathlib, runpy, sys
+marker = pathlib.Path(sys.argv[1])
+if not marker.exists():
+    marker.write_text("failed once")
+    sys.exit(1)
+runpy.run_path(sys.argv[2], run_name="__main__")
+"""
+
+
+async def test_a_server_that_failed_at_start_is_retried(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    fast = ReconnectPolicy(initial_backoff_s=0.01)
+    flaky = MCPToolSource(
+        "flaky",
+        stdio_config("-c", FLAKY, str(tmp_path / "marker"), str(HERE / "demo_server.py")),
+        reconnect=fast,
+    )
+    toolspace = Toolspace([flaky])
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    caplog.set_level(logging.INFO, logger="paraagent_runtime.mcp.startup")
+    with anyio.fail_after(30):
+        async with (
+            running_server(toolspace, reconnect=fast) as server,
+            Client(server, mode="legacy", message_handler=on_message) as client,
+        ):
+            await changed.wait()
+            echoed = await client.call_tool(
+                "call_tool", {"name": "echo", "arguments": {"text": "back"}}
+            )
+        await toolspace.aclose()
+    assert echoed.structured_content == {"result": "back"}
+    lines = [record.getMessage() for record in caplog.records]
+    assert any("flaky retrying in" in line and "after 1 failed attempt" in line for line in lines)
+    assert lines[-1].startswith("serve: 1 of 1 sources ready")
+
+
+class SlowLoadingPolicy(ScriptedPolicy):
+    """A scripted policy with a model that loads until the test lets it."""
+
+    def __init__(self, turns: list[str]) -> None:
+        super().__init__(turns)
+        self.loading = threading.Event()
+        self.may_finish = threading.Event()
+
+    def load(self) -> None:
+        self.loading.set()
+        self.may_finish.wait(20)
+
+
+async def test_model_preloads_and_run_task_reports_progress_while_it_loads() -> None:
+    toolspace = Toolspace([MCPToolSource("demo", build_demo_server([]))])
+    policy = SlowLoadingPolicy(SCRIPT)
+    updates: list[ProgressUpdate] = []
+
+    def on_progress(update: ProgressUpdate) -> None:
+        updates.append(update)
+        if update.message and update.message.startswith("loading the model"):
+            policy.may_finish.set()
+
+    with anyio.fail_after(20):
+        async with running_server(toolspace, policy=policy) as server:
+            # Loading began at start, before any client asked for anything.
+            assert await asyncio.to_thread(policy.loading.wait, 10)
+            front = MCPToolSource("paraagent", server, on_progress=on_progress)
+            try:
+                result = await front.call_tool("run_task", {"task": "add things"})
+            finally:
+                await front.aclose()
+        await toolspace.aclose()
+    assert result["answer"] == "5 and 11"
+    assert updates[0].message == "loading the model (0s)"
