@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
+import anyio
 import pytest
 
 from paraagent_runtime.cli import main
@@ -67,6 +69,61 @@ async def test_mcp_toolspace_lists_enabled_servers(tmp_path: Path) -> None:
         assert await toolspace.call("demo__add", {"a": 1, "b": 2}) == {"result": 3}
     finally:
         await toolspace.aclose()
+
+
+def serve_front(config: Path, **kwargs: object) -> MCPToolSource:
+    """A client of ``paraagent serve --mcp-config config`` run as a stdio child."""
+    return MCPToolSource(
+        "pa",
+        stdio_config(
+            "-c",
+            "import sys; from paraagent_runtime.cli import main; "
+            "sys.exit(main(['serve', *sys.argv[1:]]))",
+            "--mcp-config",
+            str(config),
+            cwd=str(REPO),
+            timeout=30,
+        ),
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+@pytest.mark.slow
+async def test_serve_answers_before_a_hanging_server_and_announces_tools(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    servers = json.loads(demo_config(tmp_path).read_text())["mcpServers"]
+    servers["hang"] = {
+        "command": stdio_config().command,
+        "args": ["-c", "import sys; sys.stdin.read()"],
+        "connectTimeout": 25,
+    }
+    config.write_text(json.dumps({"mcpServers": servers}))
+    changed = anyio.Event()
+    front = serve_front(config, on_tools_changed=lambda _name: changed.set())
+    try:
+        with anyio.fail_after(20):
+            await front.connect()  # the child's own start-up (Python, imports) counts apart
+            started = time.perf_counter()
+            listed = {spec.tool for spec in await front.list_tools()}
+            elapsed = time.perf_counter() - started
+            await changed.wait()
+            value = await front.call_tool(
+                "call_tool", {"name": "demo__echo", "arguments": {"text": "early"}}
+            )
+    finally:
+        await front.aclose()
+    assert listed == {"search_tools", "call_tool"}
+    assert elapsed < 1.0
+    assert value == {"result": "early"}
+
+
+def test_public_bind_without_token_is_refused_before_any_work(tmp_path: Path, capsys) -> None:
+    broken = tmp_path / "mcp.json"
+    broken.write_text("{not json")
+    argv = ["serve", "--mcp-config", str(broken), "--transport", "http", "--host", "0.0.0.0"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "binding 0.0.0.0 exposes your tools" in err and "mcp.json" not in err
 
 
 def test_broken_config_is_one_line(tmp_path: Path, capsys) -> None:
