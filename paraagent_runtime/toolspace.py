@@ -164,7 +164,7 @@ class Toolspace:
         source_errors: why a source's last listing failed, by source name (its tools are absent).
     """
 
-    # Built by _rebuild from the listings; see there.
+    # Built by rebuild from the listings; see there.
     _routes: dict[str, Route]
     _aliases: dict[str, str]
     _unusable: dict[str, str]
@@ -269,13 +269,13 @@ class Toolspace:
         :attr:`source_errors`.
         """
         await asyncio.gather(*(self._list(source) for source in self._sources.values()))
-        await self._rebuild()
+        await self.rebuild()
 
-    async def refresh_source(self, name: str) -> None:
-        """List the tools of the source called ``name`` again and rebuild (as :meth:`refresh`).
+    async def list_source(self, name: str) -> None:
+        """List the tools of the source called ``name`` again; :meth:`rebuild` puts them to use.
 
         The other sources keep their last listing, so one slow or hanging source does not hold
-        back the others.
+        back the others. A failure is kept in :attr:`source_errors`, as in :meth:`refresh`.
 
         Raises:
             UserError: no source has that name.
@@ -286,9 +286,9 @@ class Toolspace:
                 f"no tool source named {name!r} (have: {', '.join(self._sources) or 'none'})"
             )
         await self._list(source)
-        await self._rebuild()
 
-    async def _rebuild(self) -> None:
+    async def rebuild(self) -> None:
+        """Rebuild the name table and the search index from the sources' last listings."""
         listed = {
             spec.id: (spec, check, source)
             for source_name, source in self._sources.items()
@@ -335,7 +335,7 @@ class Toolspace:
         """
         self._put_source(source)
         await self._list(source)
-        await self._rebuild()
+        await self.rebuild()
 
     async def remove_source(self, name: str) -> None:
         """Remove the source called ``name``, close it and drop its tools.
@@ -352,7 +352,7 @@ class Toolspace:
         self._listed.pop(name, None)
         self._listed_unusable.pop(name, None)
         self.source_errors.pop(name, None)
-        await self._rebuild()
+        await self.rebuild()
         await source.aclose()
 
     def wrap_sources(self, wrap: Callable[[ToolSource], ToolSource]) -> None:

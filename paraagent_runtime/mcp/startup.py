@@ -1,8 +1,9 @@
 """Tool sources started in the background: each on its own, failed ones retried with back-off.
 
 ``paraagent serve`` answers its client before its servers are up. A :class:`SourceStartup` lists
-every source of a toolspace in a task of its own (:meth:`Toolspace.refresh_source`), so a slow or
-hanging server holds back nobody; a source whose listing fails is tried again after the
+every source of a toolspace in a task of its own (:meth:`Toolspace.list_source`), so a slow or
+hanging server holds back nobody, and listings that arrive together share one rebuild of the
+name table and index; a source whose listing fails is tried again after the
 :class:`~.source.ReconnectPolicy` back-off for as long as the start-up runs. Every change of state
 is one log line naming each source's state (``serve: 1 of 2 sources ready (3 tools): demo ready
 (3 tools), slow retrying in 2.0s after 2 attempts (…)``) and a call of ``on_change``.
@@ -81,6 +82,9 @@ class SourceStartup:
         self._settled = asyncio.Event()
         if not self._first_attempts:
             self._settled.set()
+        self._listed = 0  # listings so far
+        self._built = 0  # listings the last rebuild included
+        self._rebuilding = asyncio.Lock()
 
     @property
     def status(self) -> Mapping[str, SourceStatus]:
@@ -114,22 +118,33 @@ class SourceStartup:
                 group.create_task(self._start(name))
 
     async def source_changed(self, name: str) -> None:
-        """A ready source's tool list changed: list it again and call ``on_change``."""
-        await self.toolspace.refresh_source(name)
+        """A ready source's tool list changed: list it again, rebuild, call ``on_change``."""
+        await self.toolspace.list_source(name)
+        await self._publish()
         if name not in self.toolspace.source_errors:
             self._set(name, SourceStatus("ready", tools=self._count(name)))
-        if self._on_change is not None:
-            await self._on_change()
+
+    async def _publish(self) -> None:
+        """Rebuild (and call ``on_change``) unless a rebuild since this listing already did."""
+        self._listed += 1
+        mine = self._listed
+        await asyncio.sleep(0)  # let listings that finish together land: one rebuild for all
+        async with self._rebuilding:
+            if self._built >= mine:
+                return
+            self._built = self._listed
+            await self.toolspace.rebuild()
+            if self._on_change is not None:
+                await self._on_change()
 
     async def _start(self, name: str) -> None:
         failures = 0
         while True:
-            await self.toolspace.refresh_source(name)
+            await self.toolspace.list_source(name)
             error = self.toolspace.source_errors.get(name)
             if error is None:
+                await self._publish()
                 self._set(name, SourceStatus("ready", tools=self._count(name), failures=failures))
-                if self._on_change is not None:
-                    await self._on_change()
                 return
             failures += 1
             delay = self._reconnect.delay(failures)
