@@ -270,12 +270,13 @@ class ModelLoad:
         task = self._task
         if task is None:
             return
-        started = time.monotonic()
-        await _reporting(
-            lambda: asyncio.shield(task),
-            lambda: f"loading the model ({time.monotonic() - started:.0f}s)",
-            report,
-        )
+        if not task.done():
+            started = time.monotonic()
+            await _reporting(
+                lambda: asyncio.shield(task),
+                lambda: f"loading the model ({time.monotonic() - started:.0f}s)",
+                report,
+            )
         if not task.cancelled() and (error := task.exception()) is not None:
             raise ToolError(f"the model could not be loaded: {error}") from error
 
@@ -321,7 +322,8 @@ def build_paraagent_server(
     """Build the MCP server exposing paraagent over ``toolspace``.
 
     Args:
-        toolspace: The tools of the configured sources (refreshed by the caller).
+        toolspace: The tools of the configured sources (refreshed by the caller, or by
+            ``startup`` in the background).
         policy: The model behind ``run_task``; without one, only the gateway tools exist.
         agent_config: Defaults for ``run_task`` (its ``mode``/``max_turns`` override them); its
             ``dispatch.max_result_chars`` also caps ``call_tool`` results (:func:`cap_result`).
@@ -330,7 +332,9 @@ def build_paraagent_server(
         announcer: Sends ``tools/list_changed`` when the tools behind the gateway change.
         model_load: The policy's model load ``run_task`` waits for (default: loaded at the first
             ``run_task``).
-        startup: The sources starting in the background (named when a tool is not there yet).
+        startup: The sources starting in the background: ``run_task``, ``search_tools`` and a
+            call of a tool not there yet wait for every source's first attempt (reporting
+            progress); an unknown tool's message names the sources not reachable.
 
     Raises:
         ConfigError: Neither a policy nor the gateway is enabled (the server would be empty).
@@ -379,6 +383,7 @@ def build_paraagent_server(
                     await report(message)
 
             await loading.wait(report)
+            await _sources_started(startup, report)
             episode = await Agent(agent_policy, toolspace, config).run(task, on_event=on_event)
             return compact_trajectory(episode)
 
