@@ -159,5 +159,9 @@ class SourceStartup:
         self._first_attempts.discard(name)
         if not self._first_attempts:
             self._settled.set()
-        level = logging.WARNING if status.failures else logging.INFO
+        # Shown by default while any source is failing, or has recovered from failing.
+        troubled = status.failures or any(
+            other.state == "retrying" for other in self._status.values()
+        )
+        level = logging.WARNING if troubled else logging.INFO
         logger.log(level, "%s", self.status_line())
