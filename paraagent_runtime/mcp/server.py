@@ -90,7 +90,7 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 TRUNCATED_META = "io.paraagent/truncated"
-"""``_meta`` key of a ``call_tool`` result cut to the limit: the original size and the limit."""
+"""``_meta`` key of a ``call_tool`` result cut to the limit: the original sizes of both forms."""
 
 _LOOPBACK_NAMES = {"localhost"}
 _LOCALHOST_ADDRESSES = {"127.0.0.1", "::1"}
@@ -151,16 +151,18 @@ def _block_chars(block: ContentBlock) -> int:
 
 
 def cap_result(result: CallToolResult, limit: int) -> CallToolResult:
-    """``result`` with at most ``limit`` characters of payload, and a marker when cut.
+    """``result`` with each of its two forms at most ``limit`` characters, and a marker when cut.
 
-    Content blocks keep their kind (image, audio, resource, resource link) and order; blocks
-    are taken while they fit, a text block that does not fit is cut, a binary or embedded one
-    that does not fit is left out with a one-line note; structured content stays when it fits
-    in what is left. A cut result ends with a text block saying how much was left out.
+    The content blocks (a host shows these) keep their kind (image, audio, resource, resource
+    link) and order: blocks are taken while their text or base64 payload fits, a text block that
+    does not fit is cut, a binary or embedded one is left out with a one-line note. Structured
+    content (the same result as JSON, for hosts that read it) stays when its JSON fits, else it
+    is dropped. A cut result ends with a text block saying what was left out, and its ``_meta``
+    has :data:`TRUNCATED_META`.
 
     Args:
         result: The downstream tool's result.
-        limit: The most characters of text and base64 payload passed on.
+        limit: The most characters of either form passed on.
     """
     sizes = [_block_chars(block) for block in result.content]
     structured = (
@@ -168,8 +170,7 @@ def cap_result(result: CallToolResult, limit: int) -> CallToolResult:
         if result.structured_content is not None
         else 0
     )
-    total = sum(sizes) + structured
-    if total <= limit:
+    if sum(sizes) <= limit and structured <= limit:
         return result
     left = limit
     content: list[ContentBlock] = []
@@ -183,19 +184,18 @@ def cap_result(result: CallToolResult, limit: int) -> CallToolResult:
         else:
             kind = getattr(block, "mime_type", None) or block.type
             content.append(TextContent(text=f"[{kind} block of {size} chars left out]"))
-    keep_structured = result.structured_content is not None and structured <= left
-    kept = limit - left + (structured if keep_structured else 0)
-    content.append(
-        TextContent(
-            text=f"[truncated: the result had {total} chars, {total - kept} left out "
-            f"(limit {limit}, --max-result-chars)]"
-        )
-    )
+    cut = [f"content of {sum(sizes)} chars to {limit - left}"] if sum(sizes) > limit else []
+    if structured > limit:
+        cut.append(f"structured content of {structured} chars left out")
+    content.append(TextContent(text=f"[truncated at {limit} chars: {'; '.join(cut)}]"))
     return CallToolResult(
         content=content,
-        structured_content=result.structured_content if keep_structured else None,
+        structured_content=result.structured_content if structured <= limit else None,
         is_error=result.is_error,
-        _meta={**(result.meta or {}), TRUNCATED_META: {"original_chars": total, "limit": limit}},
+        _meta={
+            **(result.meta or {}),
+            TRUNCATED_META: {"content_chars": sum(sizes), "structured_chars": structured},
+        },
     )
 
 

@@ -267,20 +267,35 @@ async def test_gateway_caps_an_oversized_result_with_a_marker() -> None:
         content=[
             types.TextContent(text="x" * 50_000),
             types.ImageContent(data=PIXEL, mime_type="image/png"),
-        ]
+        ],
+        structured_content={"rows": ["y" * 20_000]},
     )
     default = await gateway_call(big)
     limit = DispatchConfig().max_result_chars
     texts = [getattr(block, "text", None) for block in default.content]
     assert texts[0] == "x" * limit
     assert texts[1] == f"[image/png block of {len(PIXEL)} chars left out]"
-    assert texts[2] is not None
-    assert texts[2].startswith(f"[truncated: the result had {50_000 + len(PIXEL)} chars")
-    assert default.meta is not None and default.meta["io.paraagent/truncated"]["limit"] == limit
+    total = 50_000 + len(PIXEL)
+    structured = len(json.dumps(big.structured_content))
+    assert texts[2] == (
+        f"[truncated at {limit} chars: content of {total} chars to {limit}; "
+        f"structured content of {structured} chars left out]"
+    )
+    assert default.structured_content is None
+    assert default.meta is not None
+    assert default.meta["io.paraagent/truncated"] == {
+        "content_chars": total,
+        "structured_chars": structured,
+    }
     small = await gateway_call(
         big, agent_config=AgentConfig(dispatch=DispatchConfig(max_result_chars=100))
     )
     assert getattr(small.content[0], "text", None) == "x" * 100
+    # A result whose content and structured form are each within the limit passes unchanged.
+    mirrored = types.CallToolResult(
+        content=[types.TextContent(text="z" * 10_000)], structured_content={"z": "z" * 9_990}
+    )
+    assert (await gateway_call(mirrored)).structured_content == {"z": "z" * 9_990}
 
 
 def hanging_source() -> MCPToolSource:
