@@ -12,7 +12,7 @@ from .base import Message
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
-__all__ = ["ChatTemplate"]
+__all__ = ["ChatTemplate", "token_texts"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,10 +67,7 @@ class ChatTemplate:
 
     def token_texts(self, token_ids: Sequence[int]) -> list[str]:
         """The text of each token id on its own (for log-prob listings)."""
-        return [
-            self.tokenizer.decode([token], clean_up_tokenization_spaces=False)
-            for token in token_ids
-        ]
+        return token_texts(self.tokenizer, token_ids)
 
     def _apply(
         self,
@@ -95,3 +92,8 @@ class ChatTemplate:
             return_dict=True,
         )
         return list(encoded["input_ids"])
+
+
+def token_texts(tokenizer: PreTrainedTokenizerBase, token_ids: Sequence[int]) -> list[str]:
+    """The text of each token id on its own (for log-prob listings); needs no chat template."""
+    return [tokenizer.decode([token], clean_up_tokenization_spaces=False) for token in token_ids]

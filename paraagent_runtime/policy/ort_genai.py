@@ -20,25 +20,22 @@ than batching does.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import ConfigError, ModelAPIError
-from ._callbacks import emit_text
-from .base import Completion, Message, Policy, SamplingParams, TextCallback
-from .batching import BatchScheduler, BatchStats
+from .base import SamplingParams
+from .batching import BatchScheduler
 from .chat_template import ChatTemplate
+from .generation import Generated, LocalPolicy, Row, RowWatch, final_text
 from .ort_export import Precision, ensure_ort_model
 from .prefix_cache import PrefixCacheStats
-from .transformers_local import _final_text, _Generated, _Row, _RowWatch
 
 if TYPE_CHECKING:
     import onnxruntime_genai as og
@@ -63,7 +60,7 @@ class _Slot:
     used: float
 
 
-class OnnxGenAIPolicy(Policy):
+class OnnxGenAIPolicy(LocalPolicy):
     """Generates turns with ONNX Runtime GenAI on the CPU.
 
     Args:
@@ -100,33 +97,22 @@ class OnnxGenAIPolicy(Policy):
         slots: int = 1,
         cache_dir: Path | None = None,
     ) -> None:
-        if max_new_tokens is not None and max_new_tokens < 1:
-            raise ConfigError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
         if slots < 1:
             raise ConfigError(f"slots must be >= 1, got {slots}")
-        self._model_path = Path(model).expanduser() if model is not None else None
-        self.adapter = Path(adapter).expanduser() if adapter is not None else None
-        if self.adapter is not None and not self.adapter.is_dir():
-            raise ConfigError(f"adapter directory {self.adapter} does not exist")
-        self.precision = precision
-        self._max_new_tokens = max_new_tokens
-        self.model_name = model_name or (
-            self._model_path.name if self._model_path else "smollm2-135m-instruct"
+        super().__init__(
+            model, adapter=adapter, max_new_tokens=max_new_tokens, model_name=model_name
         )
+        self.precision = precision
         self._threads = threads
         self._max_context = max_context
         self._slot_count = slots
         self._cache_dir = cache_dir
         self._model: og.Model | None = None
-        self._chat: ChatTemplate | None = None
         self._eos_ids: list[int] = []
         self._context = 0
         self._slots: list[_Slot] = []
         self._rng = np.random.default_rng()
-        self._load_lock = threading.Lock()
-        self._scheduler: BatchScheduler[_Row, _Generated] = BatchScheduler(
-            self._generate_one, window_s=0.0, max_batch_size=1
-        )
+        self._scheduler = BatchScheduler(self._generate_one, window_s=0.0, max_batch_size=1)
         self.prefix_stats = PrefixCacheStats()
 
     # -- loading -----------------------------------------------------------------------------
@@ -138,15 +124,8 @@ class OnnxGenAIPolicy(Policy):
 
         base = self._model_path if self._model_path is not None else ensure_smollm2()
         return ensure_ort_model(
-            base, adapter=self.adapter, precision=self.precision, cache_dir=self._cache_dir
+            base, adapter=self._adapter, precision=self.precision, cache_dir=self._cache_dir
         )
-
-    @property
-    def chat(self) -> ChatTemplate:
-        """The chat template (loads the model on first access)."""
-        self.load()
-        assert self._chat is not None
-        return self._chat
 
     def load(self) -> None:
         """Export (once) and load the model and tokenizer now (blocking).
@@ -181,98 +160,13 @@ class OnnxGenAIPolicy(Policy):
             self._context = min(context, self._max_context or context)
             self._eos_ids = eos_ids
             self._chat = ChatTemplate(tokenizer, self.model_name)
-            self._model = model
-
-    async def aclose(self) -> None:
-        """Wait for the requests in flight, then drop the generators and the model."""
-        await self._scheduler.wait_idle()
-        self.clear_prefix_cache()
-        self._model = None
-        self._chat = None
+            self._tokenizer, self._model = tokenizer, model
 
     def clear_prefix_cache(self) -> None:
         """Forget the kept sequences (needed after the exported weights change)."""
         self._slots = []
 
-    @property
-    def batch_stats(self) -> BatchStats:
-        """How many generation calls ran (one request each)."""
-        return self._scheduler.stats
-
-    # -- prompts -----------------------------------------------------------------------------
-
-    def encode_messages(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[dict[str, Any]] | None = None,
-        add_generation_prompt: bool = True,
-    ) -> list[int]:
-        """The token ids of the conversation rendered with the model's chat template."""
-        return self.chat.encode(messages, tools=tools, add_generation_prompt=add_generation_prompt)
-
-    def token_texts(self, token_ids: Sequence[int]) -> list[str]:
-        """The text of each token id on its own (for log-prob listings)."""
-        return self.chat.token_texts(token_ids)
-
     # -- generation --------------------------------------------------------------------------
-
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        sampling: SamplingParams | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        on_text: TextCallback | None = None,
-    ) -> Completion:
-        """Generate the next turn in a worker thread, streaming text deltas to ``on_text``.
-
-        Raises:
-            ModelAPIError: generation failed (e.g. the prompt is longer than the model accepts).
-        """
-        sampling = sampling or SamplingParams()
-        await asyncio.to_thread(self.load)
-        started = time.perf_counter()
-        prompt_ids = await asyncio.to_thread(self.encode_messages, messages, tools=tools)
-        loop = asyncio.get_running_loop()
-        deltas: asyncio.Queue[str | None] = asyncio.Queue()
-
-        def push(delta: str) -> None:
-            loop.call_soon_threadsafe(deltas.put_nowait, delta)
-
-        row = _Row(
-            prompt_ids,
-            self._row_budget(len(prompt_ids), sampling),
-            sampling,
-            push if on_text else None,
-            threading.Event(),
-        )
-        future = self._scheduler.submit(row, "one")
-        future.add_done_callback(lambda _: deltas.put_nowait(None))
-        streamed: list[str] = []
-        try:
-            while (delta := await deltas.get()) is not None:
-                streamed.append(delta)
-                await emit_text(on_text, delta)
-            generated = await future
-        except BaseException:
-            row.cancel.set()
-            future.cancel()
-            raise
-        sent = "".join(streamed)
-        if on_text is not None and generated.text.startswith(sent):
-            await emit_text(on_text, generated.text[len(sent) :])
-        return Completion(
-            text=generated.text,
-            finish_reason=generated.finish_reason,
-            prompt_token_ids=prompt_ids,
-            token_ids=generated.token_ids,
-            logprobs=generated.logprobs,
-            prompt_tokens=len(prompt_ids),
-            completion_tokens=len(generated.token_ids),
-            model=self.model_name,
-            latency_s=time.perf_counter() - started,
-        )
 
     def _row_budget(self, prompt_len: int, sampling: SamplingParams) -> int:
         budget = sampling.max_tokens
@@ -285,7 +179,7 @@ class OnnxGenAIPolicy(Policy):
             )
         return min(budget, self._context - prompt_len)
 
-    def _generate_one(self, rows: list[_Row]) -> list[_Generated]:
+    def _generate_one(self, rows: list[Row]) -> list[Generated]:
         """Generate the single row of a scheduler batch (worker thread)."""
         (row,) = rows
         slot = self._slot_for(row.prompt_ids)
@@ -329,13 +223,13 @@ class OnnxGenAIPolicy(Policy):
         best.used = time.monotonic()
         return best
 
-    def _decode(self, slot: _Slot, row: _Row) -> _Generated:
+    def _decode(self, slot: _Slot, row: Row) -> Generated:
         """Feed the unseen prompt tokens, then pick and feed tokens until the row is done."""
-        assert self._chat is not None
-        tokenizer = self._chat.tokenizer
+        assert self._tokenizer is not None
+        tokenizer = self._tokenizer
         sampling = row.sampling
         rng = np.random.default_rng(sampling.seed) if sampling.seed is not None else self._rng
-        watch = _RowWatch(tokenizer, self._eos_ids, row)
+        watch = RowWatch(tokenizer, self._eos_ids, row)
         feed = row.prompt_ids[len(slot.fed) :]
         token_ids: list[int] = []
         logprobs: list[float] = []
@@ -352,9 +246,9 @@ class OnnxGenAIPolicy(Policy):
             if watch.done(token_ids):
                 break
             feed = [token]
-        text, stopped = _final_text(tokenizer, token_ids, self._eos_ids, sampling.stop)
+        text, stopped = final_text(tokenizer, token_ids, self._eos_ids, sampling.stop)
         ended = stopped or token_ids[-1] in self._eos_ids
-        return _Generated(text, token_ids, logprobs, "stop" if ended else "length")
+        return Generated(text, token_ids, logprobs, "stop" if ended else "length")
 
 
 def _pick(log_probs: np.ndarray, sampling: SamplingParams, rng: np.random.Generator) -> int:

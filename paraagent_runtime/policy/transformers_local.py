@@ -9,22 +9,19 @@ collected for a short window and generated together as one left-padded batch (se
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib.util
 import logging
-import threading
 import time
 import warnings
-from collections.abc import Callable, Hashable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigError, ModelAPIError, UserError
-from ._callbacks import emit_text
-from .base import Completion, Message, Policy, SamplingParams, TextCallback
-from .batching import BatchScheduler, BatchStats
+from .base import SamplingParams
+from .batching import BatchScheduler
+from .generation import Generated, LocalPolicy, Row, RowWatch, final_text
 from .prefix_cache import (
     NO_MATCH,
     BatchLayout,
@@ -46,26 +43,7 @@ logger = logging.getLogger(__name__)
 DType = Literal["auto", "float32", "bfloat16", "float16"]
 
 
-@dataclass
-class _Generated:
-    text: str
-    token_ids: list[int]
-    logprobs: list[float]
-    finish_reason: str
-
-
-@dataclass(eq=False)
-class _Row:
-    """One request of a batch: its prompt, new-token budget, decoding settings and callbacks."""
-
-    prompt_ids: list[int]
-    budget: int
-    sampling: SamplingParams
-    push: Callable[[str], None] | None
-    cancel: threading.Event
-
-
-class TransformersPolicy(Policy):
+class TransformersPolicy(LocalPolicy):
     """Generates turns with a local transformers model.
 
     Args:
@@ -117,26 +95,16 @@ class TransformersPolicy(Policy):
         max_batch_size: int = 16,
         prefix_cache_mb: float = 1024,
     ) -> None:
-        if max_new_tokens is not None and max_new_tokens < 1:
-            raise ConfigError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
         if dtype not in ("auto", "float32", "bfloat16", "float16"):
             raise ConfigError(f"dtype must be auto, float32, bfloat16 or float16, got {dtype!r}")
-        self._model_path = Path(model).expanduser() if model is not None else None
+        super().__init__(
+            model, adapter=adapter, max_new_tokens=max_new_tokens, model_name=model_name
+        )
         self._model_ref = str(model) if model is not None else None
-        self._adapter = Path(adapter).expanduser() if adapter is not None else None
-        if self._adapter is not None and not self._adapter.is_dir():
-            raise ConfigError(f"adapter directory {self._adapter} does not exist")
         self._device = device
         self._dtype = dtype
-        self._max_new_tokens = max_new_tokens
-        self.model_name = model_name or (
-            Path(self._model_ref).name if self._model_ref else "smollm2-135m-instruct"
-        )
         self._model: PreTrainedModel | None = None
-        self._tokenizer: PreTrainedTokenizerBase | None = None
-        self._tool_role_supported: bool | None = None
-        self._load_lock = threading.Lock()
-        self._scheduler: BatchScheduler[_Row, _Generated] = BatchScheduler(
+        self._scheduler = BatchScheduler(
             self._generate_batch, window_s=batch_window_s, max_batch_size=max_batch_size
         )
         if prefix_cache_mb < 0:
@@ -153,22 +121,6 @@ class TransformersPolicy(Policy):
         self.load()
         assert self._model is not None
         return self._model
-
-    @property
-    def tokenizer(self) -> PreTrainedTokenizerBase:
-        """The loaded tokenizer (loads on first access)."""
-        self.load()
-        assert self._tokenizer is not None
-        return self._tokenizer
-
-    @property
-    def adapter(self) -> Path | None:
-        """The PEFT (LoRA) adapter directory applied on top of the model; ``None`` for none.
-
-        Set at construction (before the model loads), e.g. the shipped adapter of the
-        ``paraagent`` spec.
-        """
-        return self._adapter
 
     def load(self) -> None:
         """Load the model and tokenizer now (blocking; :meth:`complete` does it off the loop).
@@ -225,13 +177,6 @@ class TransformersPolicy(Policy):
                 f"cannot load the adapter from {adapter}: {_first_line(exc)}"
             ) from exc
 
-    async def aclose(self) -> None:
-        """Wait for the batches in flight, then drop the model, tokenizer and prefix cache."""
-        await self._scheduler.wait_idle()
-        self.clear_prefix_cache()
-        self._model = None
-        self._tokenizer = None
-
     def clear_prefix_cache(self) -> None:
         """Forget the cached keys and values (needed after the weights change in place)."""
         if self._prefix_cache is not None:
@@ -242,144 +187,7 @@ class TransformersPolicy(Policy):
         """How many prompt tokens the prefix cache saved (``None`` when it is off)."""
         return self._prefix_cache.stats if self._prefix_cache is not None else None
 
-    # -- prompts -----------------------------------------------------------------------------
-
-    def encode_messages(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[dict[str, Any]] | None = None,
-        add_generation_prompt: bool = True,
-    ) -> list[int]:
-        """The token ids of the conversation rendered with the model's chat template.
-
-        ``tool`` messages keep their role when the template accepts it, and otherwise become
-        ``user`` messages holding the tool responses.
-
-        Raises:
-            ConfigError: the tokenizer has no chat template.
-        """
-        tokenizer = self.tokenizer
-        if not getattr(tokenizer, "chat_template", None):
-            raise ConfigError(f"the tokenizer of {self.model_name} has no chat template")
-        has_tool_role = any(message.role == "tool" for message in messages)
-        if has_tool_role and self._tool_role_supported is not False:
-            try:
-                ids = self._apply_template(
-                    messages, tools, add_generation_prompt, map_tool_role=False
-                )
-            except Exception as exc:
-                # Templates reject roles they do not know in many ways (jinja raise_exception,
-                # TemplateError, KeyError); fall back to user messages once and remember it.
-                logger.info(
-                    "chat template of %s rejects the tool role (%s); using user",
-                    self.model_name,
-                    exc,
-                )
-                self._tool_role_supported = False
-            else:
-                self._tool_role_supported = True
-                return ids
-        return self._apply_template(
-            messages, tools, add_generation_prompt, map_tool_role=has_tool_role
-        )
-
-    def _apply_template(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None,
-        add_generation_prompt: bool,
-        *,
-        map_tool_role: bool,
-    ) -> list[int]:
-        rendered: list[dict[str, Any]] = []
-        for message in messages:
-            role = "user" if map_tool_role and message.role == "tool" else message.role
-            entry: dict[str, Any] = {"role": role, "content": message.content}
-            if message.tool_calls:
-                entry["tool_calls"] = message.tool_calls
-            rendered.append(entry)
-        encoded = self.tokenizer.apply_chat_template(
-            rendered,
-            tools=list(tools) if tools else None,
-            add_generation_prompt=add_generation_prompt,
-            tokenize=True,
-            return_dict=True,
-        )
-        return list(encoded["input_ids"])
-
-    def token_texts(self, token_ids: Sequence[int]) -> list[str]:
-        """The text of each token id on its own (for log-prob listings)."""
-        tokenizer = self.tokenizer
-        return [
-            tokenizer.decode([token], clean_up_tokenization_spaces=False) for token in token_ids
-        ]
-
     # -- generation --------------------------------------------------------------------------
-
-    @property
-    def batch_stats(self) -> BatchStats:
-        """How many ``model.generate`` calls ran and how many requests they held."""
-        return self._scheduler.stats
-
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        sampling: SamplingParams | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        on_text: TextCallback | None = None,
-    ) -> Completion:
-        """Generate the next turn in a worker thread, streaming text deltas to ``on_text``.
-
-        Concurrent calls with the same decoding settings share one batched ``model.generate``.
-
-        Raises:
-            ModelAPIError: generation failed (e.g. the prompt is longer than the model accepts).
-        """
-        sampling = sampling or SamplingParams()
-        await asyncio.to_thread(self.load)
-        started = time.perf_counter()
-        prompt_ids = await asyncio.to_thread(self.encode_messages, messages, tools=tools)
-        loop = asyncio.get_running_loop()
-        deltas: asyncio.Queue[str | None] = asyncio.Queue()
-
-        def push(delta: str) -> None:
-            loop.call_soon_threadsafe(deltas.put_nowait, delta)
-
-        row = _Row(
-            prompt_ids,
-            self._row_budget(len(prompt_ids), sampling),
-            sampling,
-            push if on_text else None,
-            threading.Event(),
-        )
-        future = self._scheduler.submit(row, self._batch_key(sampling))
-        future.add_done_callback(lambda _: deltas.put_nowait(None))
-        streamed: list[str] = []
-        try:
-            while (delta := await deltas.get()) is not None:
-                streamed.append(delta)
-                await emit_text(on_text, delta)
-            generated = await future
-        except BaseException:
-            row.cancel.set()
-            future.cancel()
-            raise
-        sent = "".join(streamed)
-        if on_text is not None and generated.text.startswith(sent):
-            await emit_text(on_text, generated.text[len(sent) :])
-        return Completion(
-            text=generated.text,
-            finish_reason=generated.finish_reason,
-            prompt_token_ids=prompt_ids,
-            token_ids=generated.token_ids,
-            logprobs=generated.logprobs,
-            prompt_tokens=len(prompt_ids),
-            completion_tokens=len(generated.token_ids),
-            model=self.model_name,
-            latency_s=time.perf_counter() - started,
-        )
 
     def _max_new(self, sampling: SamplingParams) -> int:
         if self._max_new_tokens is None:
@@ -409,7 +217,7 @@ class TransformersPolicy(Policy):
             return object()
         return ("sample", sampling.temperature, sampling.top_p, self._max_new(sampling))
 
-    def _generate_batch(self, rows: list[_Row]) -> list[_Generated]:
+    def _generate_batch(self, rows: list[Row]) -> list[Generated]:
         """Generate every row with one left-padded ``model.generate`` call (worker thread)."""
         import torch
         from transformers import GenerationConfig, StoppingCriteriaList
@@ -464,10 +272,10 @@ class TransformersPolicy(Policy):
         generated = []
         for index, length in enumerate(watcher.lengths(sampled.shape[1])):
             token_ids = sampled[index, :length].tolist()
-            text, stopped = _final_text(tokenizer, token_ids, eos_ids, rows[index].sampling.stop)
+            text, stopped = final_text(tokenizer, token_ids, eos_ids, rows[index].sampling.stop)
             ended = stopped or (bool(token_ids) and token_ids[-1] in eos_ids)
             generated.append(
-                _Generated(
+                Generated(
                     text,
                     token_ids,
                     chosen_logprobs[index, :length].tolist(),
@@ -484,8 +292,8 @@ class TransformersPolicy(Policy):
         generation: int,
         cache: Any,
         layout: BatchLayout,
-        rows: list[_Row],
-        generated: list[_Generated],
+        rows: list[Row],
+        generated: list[Generated],
     ) -> None:
         """Cache each row's prompt and answer (the last sampled token was never fed forward)."""
         if not cache_is_reusable(cache):
@@ -544,66 +352,6 @@ def _eos_ids(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> list
     return ids
 
 
-def _decode(tokenizer: PreTrainedTokenizerBase, token_ids: list[int], eos_ids: list[int]) -> str:
-    if token_ids and token_ids[-1] in eos_ids:
-        token_ids = token_ids[:-1]
-    return tokenizer.decode(
-        token_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False
-    )
-
-
-def _cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
-    positions = [text.find(s) for s in stop if s and s in text]
-    return (text[: min(positions)], True) if positions else (text, False)
-
-
-def _final_text(
-    tokenizer: PreTrainedTokenizerBase,
-    token_ids: list[int],
-    eos_ids: list[int],
-    stop: Sequence[str],
-) -> tuple[str, bool]:
-    return _cut_at_stop(_decode(tokenizer, token_ids, eos_ids), stop)
-
-
-class _RowWatch:
-    """One row's stop strings, cancellation and streaming, checked after each token.
-
-    Streamed text is held back while it could still be the start of a stop string, and while it
-    ends in an incomplete UTF-8 sequence, so the deltas always add up to a prefix of the final text.
-    """
-
-    def __init__(self, tokenizer: PreTrainedTokenizerBase, eos_ids: list[int], row: _Row) -> None:
-        self._tokenizer = tokenizer
-        self._eos_ids = eos_ids
-        self._budget = row.budget
-        self._stop = [s for s in row.sampling.stop if s]
-        self._hold = max((len(s) for s in self._stop), default=1) - 1
-        self._push = row.push
-        self._cancel = row.cancel
-        self._sent = 0
-
-    def done(self, generated: list[int]) -> bool:
-        """Whether the row ends after ``generated`` (streaming its new text first)."""
-        done = (
-            self._cancel.is_set()
-            or len(generated) >= self._budget
-            or generated[-1] in self._eos_ids
-        )
-        if self._stop or self._push is not None:
-            text, stopped = _cut_at_stop(
-                _decode(self._tokenizer, generated, self._eos_ids), self._stop
-            )
-            done = done or stopped
-            if self._push is not None:
-                safe = text if stopped else text[: len(text) - self._hold]
-                safe = safe.rstrip("\ufffd")
-                if len(safe) > self._sent:
-                    self._push(safe[self._sent :])
-                    self._sent = len(safe)
-        return done
-
-
 class _RawLogprobs:
     """A forward hook on the output layer: the log-softmax of each forward's last position.
 
@@ -636,11 +384,11 @@ class _BatchWatcher:
         tokenizer: PreTrainedTokenizerBase,
         prompt_width: int,
         eos_ids: list[int],
-        rows: Sequence[_Row],
+        rows: Sequence[Row],
         raw: _RawLogprobs,
     ) -> None:
         self._prompt_width = prompt_width
-        self._rows = [_RowWatch(tokenizer, eos_ids, row) for row in rows]
+        self._rows = [RowWatch(tokenizer, eos_ids, row) for row in rows]
         self._ended: list[int | None] = [None] * len(rows)
         self._tokens: list[list[int]] = [[] for _ in rows]
         self._raw = raw
