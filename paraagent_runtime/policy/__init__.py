@@ -1,18 +1,25 @@
 """Policy backends behind one protocol, and :func:`policy_from_spec`, the only backend registry.
 
-Heavy SDKs (torch, transformers, vllm) are imported inside the backends, never here.
+Backends load on first use (aiohttp, torch, transformers, onnxruntime-genai, vllm are imported
+inside them, never here), so ``import paraagent_runtime.policy`` costs only the protocol.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..lazy_exports import lazy_exports
 from .base import Completion, Message, Policy, SamplingParams, TextCallback
-from .openai_http import OpenAICompatiblePolicy
-from .scripted import ScriptedPolicy
+
+if TYPE_CHECKING:
+    from .openai_http import OpenAICompatiblePolicy
+    from .ort_genai import OnnxGenAIPolicy
+    from .scripted import ScriptedPolicy
+    from .transformers_local import TransformersPolicy
+    from .vllm_local import VLLMPolicy
 
 __all__ = [
     "SPEC_PREFIXES",
@@ -45,21 +52,15 @@ SPEC_PREFIXES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    # The torch- and vllm-backed classes load only when asked for.
-    if name == "TransformersPolicy":
-        from .transformers_local import TransformersPolicy
+_WHERE = {
+    "OnnxGenAIPolicy": "ort_genai",
+    "OpenAICompatiblePolicy": "openai_http",
+    "ScriptedPolicy": "scripted",
+    "TransformersPolicy": "transformers_local",
+    "VLLMPolicy": "vllm_local",
+}
 
-        return TransformersPolicy
-    if name == "OnnxGenAIPolicy":
-        from .ort_genai import OnnxGenAIPolicy
-
-        return OnnxGenAIPolicy
-    if name == "VLLMPolicy":
-        from .vllm_local import VLLMPolicy
-
-        return VLLMPolicy
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)
 
 
 def policy_from_spec(spec: str, *, base_url: str | None = None, **kwargs: Any) -> Policy:
@@ -101,6 +102,8 @@ def policy_from_spec(spec: str, *, base_url: str | None = None, **kwargs: Any) -
                 "(e.g. http://127.0.0.1:8000/v1) or set OPENAI_BASE_URL"
             )
         kwargs.setdefault("api_key", os.environ.get("OPENAI_API_KEY"))
+        from .openai_http import OpenAICompatiblePolicy
+
         return OpenAICompatiblePolicy(base_url, target, **kwargs)
     if backend in ("paraagent", "local", "onnx", "transformers"):
         return _local_policy(spec, backend, target, kwargs)
@@ -113,6 +116,8 @@ def policy_from_spec(spec: str, *, base_url: str | None = None, **kwargs: Any) -
     if backend == "scripted":
         if not target:
             raise ConfigError(f"policy spec {spec!r}: name the script, e.g. scripted:turns.jsonl")
+        from .scripted import ScriptedPolicy
+
         return ScriptedPolicy.from_jsonl(Path(target), **kwargs)
     valid = "; ".join(f"{prefix} ({what})" for prefix, what in SPEC_PREFIXES.items())
     raise ConfigError(f"unknown policy spec {spec!r}; valid specs: {valid}")

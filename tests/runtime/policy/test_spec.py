@@ -102,3 +102,20 @@ def test_paraagent_spec_applies_the_shipped_adapter(spec: str, tiny_model_dir: P
     assert (policy.adapter / "adapter_model.safetensors").is_file()
     with pytest.raises(ConfigError, match="own adapter"):
         policy_from_spec("paraagent", adapter=str(tiny_model_dir))
+
+
+def test_the_policy_package_loads_its_backends_on_first_use() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, paraagent_runtime.policy as p\n"
+        "heavy = ('aiohttp', 'torch', 'onnxruntime_genai')\n"
+        "before = sorted(m for m in heavy if m in sys.modules)\n"
+        "p.OpenAICompatiblePolicy\n"
+        "print(before, 'aiohttp' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == "[] True"
