@@ -106,5 +106,7 @@ def test_the_extra_named_is_the_commands_then_the_modules() -> None:
     assert extra_for(numpy) == "local"
     assert extra_for(numpy, "retrieval") == "retrieval"
     assert extra_for(ModuleNotFoundError(name="textual.app")) == "tui"
+    assert extra_for(ModuleNotFoundError(name="onnxruntime_genai")) == "local"
+    assert extra_for(ModuleNotFoundError(name="peft.tuners")) == "local"
     assert extra_for(ModuleNotFoundError(name="paraagent_runtime.gone"), "train") is None
     assert extra_for(ImportError("cannot import name 'x'")) is None

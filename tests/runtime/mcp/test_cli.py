@@ -37,19 +37,7 @@ def demo_config(tmp_path: Path) -> Path:
 
 @pytest.mark.slow
 async def test_serve_over_stdio_fronts_configured_servers(tmp_path: Path) -> None:
-    config = demo_config(tmp_path)
-    front = MCPToolSource(
-        "pa",
-        stdio_config(
-            "-c",
-            "import sys; from paraagent_runtime.cli import main; "
-            "sys.exit(main(['serve', *sys.argv[1:]]))",
-            "--mcp-config",
-            str(config),
-            cwd=str(REPO),
-            timeout=30,
-        ),
-    )
+    front = serve_front(demo_config(tmp_path))
     try:
         assert {spec.tool for spec in await front.list_tools()} == {"search_tools", "call_tool"}
         value = await front.call_tool(
