@@ -22,20 +22,13 @@ from paraagent_runtime.policy import (
     policy_from_spec,
 )
 
+from .local_contract import CONVERSATION, check_stop_string_and_streaming
+
 needs_engine = pytest.mark.skipif(
     importlib.util.find_spec("onnxruntime_genai") is None
     or importlib.util.find_spec("onnx_ir") is None,
     reason="onnxruntime-genai is not installed",
 )
-
-CONVERSATION = [
-    Message(role="system", content="You are an agent."),
-    Message(role="user", content="Find the weather."),
-    Message(
-        role="assistant", content='<tool_call>{"name": "search_tools", "arguments": {}}</tool_call>'
-    ),
-    Message(role="tool", content='<tool_response name="search_tools" id="c0">[]</tool_response>'),
-]
 
 
 @pytest.fixture(scope="session")
@@ -104,19 +97,7 @@ async def test_concurrent_conversations_keep_their_own_slots(
 
 @needs_engine
 async def test_stop_string_cuts_the_text_and_streaming_adds_up(policy: OnnxGenAIPolicy) -> None:
-    sampling = SamplingParams(max_tokens=10, temperature=1.0, seed=3)
-    full = await policy.complete(CONVERSATION, sampling=sampling)
-    assert full.finish_reason == "length" and len(full.token_ids) == 10
-    stop = full.text[len(full.text) // 2 :][:2]
-    assert stop
-    deltas: list[str] = []
-    cut = await policy.complete(
-        CONVERSATION, sampling=sampling.model_copy(update={"stop": [stop]}), on_text=deltas.append
-    )
-    assert cut.text == full.text[: full.text.index(stop)]
-    assert cut.finish_reason == "stop"
-    assert cut.token_ids == full.token_ids[: len(cut.token_ids)]
-    assert "".join(deltas) == cut.text
+    await check_stop_string_and_streaming(policy, max_tokens=10)
 
 
 @needs_engine

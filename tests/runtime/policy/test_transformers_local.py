@@ -12,17 +12,10 @@ from pathlib import Path
 import pytest
 
 from paraagent_runtime.errors import ConfigError, ModelAPIError
-from paraagent_runtime.policy import Message, SamplingParams, TransformersPolicy
+from paraagent_runtime.policy import SamplingParams, TransformersPolicy
 from paraagent_runtime.policy.tiny import build_tiny_model
 
-CONVERSATION = [
-    Message(role="system", content="You are an agent."),
-    Message(role="user", content="Find the weather."),
-    Message(
-        role="assistant", content='<tool_call>{"name": "search_tools", "arguments": {}}</tool_call>'
-    ),
-    Message(role="tool", content='<tool_response name="search_tools" id="c0">[]</tool_response>'),
-]
+from .local_contract import CONVERSATION, check_stop_string_and_streaming
 
 
 @pytest.fixture
@@ -124,18 +117,7 @@ async def test_sampling_draws_from_the_whole_vocabulary(policy: TransformersPoli
 
 
 async def test_stop_string_cuts_the_text_and_streaming_adds_up(policy: TransformersPolicy) -> None:
-    sampling = SamplingParams(max_tokens=8, temperature=1.0, seed=3)
-    full = await policy.complete(CONVERSATION, sampling=sampling)
-    stop = full.text[len(full.text) // 2 :][:2]
-    assert stop
-    deltas: list[str] = []
-    cut = await policy.complete(
-        CONVERSATION, sampling=sampling.model_copy(update={"stop": [stop]}), on_text=deltas.append
-    )
-    assert cut.text == full.text[: full.text.index(stop)]
-    assert cut.finish_reason == "stop"
-    assert cut.token_ids == full.token_ids[: len(cut.token_ids)]
-    assert "".join(deltas) == cut.text
+    await check_stop_string_and_streaming(policy, max_tokens=8)
 
 
 async def test_max_new_tokens_caps_the_request(tiny_model_dir: Path) -> None:
