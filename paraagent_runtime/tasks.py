@@ -23,6 +23,7 @@ from .errors import ConfigError
 
 __all__ = [
     "SPLITS",
+    "TEST_SPLITS",
     "AnswerFact",
     "EpisodeMetrics",
     "GoldCall",
@@ -30,6 +31,7 @@ __all__ = [
     "PinnedResponse",
     "Task",
     "load_tasks",
+    "refuse_test_split",
     "resolve_binding",
     "resolve_path",
     "save_tasks",
@@ -38,8 +40,35 @@ __all__ = [
 Group = Literal["G1", "G2", "G3"]
 """StableToolBench group: one tool, several tools of one category, several categories."""
 
-SPLITS: tuple[str, ...] = ("train", "test-seen", "test-unseen-tools", "test-unseen-categories")
-"""The evaluation splits a task's ``split`` names; other labels count as seen, like ``train``."""
+SPLITS: tuple[str, ...] = (
+    "train",
+    "dev",
+    "test-seen",
+    "test-unseen-tools",
+    "test-unseen-categories",
+)
+"""The splits a task's ``split`` names; other labels count as seen, like ``train``.
+
+``train`` feeds demonstrations, SFT and RL; ``dev`` is for every choice (checkpoints, rewards,
+hyper-parameters); the ``test-*`` splits are touched only to report.
+"""
+
+TEST_SPLITS: tuple[str, ...] = tuple(split for split in SPLITS if split.startswith("test-"))
+"""The report-only splits: no training config and no model selection may use them."""
+
+
+def refuse_test_split(split: str, *, owner: str) -> None:
+    """Raise :class:`ConfigError` when ``split`` is a test split, for training and selection.
+
+    Args:
+        split: The split a training or selection step asks for.
+        owner: Who asks (a config field or a flag), named in the error.
+    """
+    if split in TEST_SPLITS:
+        raise ConfigError(
+            f"{owner}: split {split!r} is a test split, kept for reporting only; "
+            "train on 'train' and choose on 'dev'"
+        )
 
 
 class GoldCall(BaseModel):
