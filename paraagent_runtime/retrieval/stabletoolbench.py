@@ -19,21 +19,38 @@ _SLUG = re.compile(r"[^A-Za-z0-9]+")
 
 @dataclass(frozen=True)
 class RetrievalQuery:
-    """One query with the ids of its gold (relevant) tools."""
+    """One query with the ids of its gold (relevant) tools.
+
+    Attributes:
+        query_id: Unique over every query set (``<file stem>:<upstream id>``).
+        text: The user request.
+        group: The upstream group (``G1``, ``G2``, ``seal``).
+        split: The upstream split (``instruction``, ``tool``, ``in_domain``, ...).
+        gold: Ids of the tools (endpoints) the query needs.
+        tools_needed: How many distinct tools (a RapidAPI tool, a Seal-Tools API) it needs;
+            a query needing two or more is a *multi-tool* query.
+    """
 
     query_id: str
     text: str
     group: str
     split: str
     gold: tuple[str, ...]
+    tools_needed: int = 1
+
+    @property
+    def multi_tool(self) -> bool:
+        """Whether the query needs two or more distinct tools."""
+        return self.tools_needed >= 2
 
 
 @dataclass(frozen=True)
 class RetrievalBench:
-    """A tool pool and the queries to retrieve from it."""
+    """A tool pool and the queries to retrieve from it (``name``: the data set)."""
 
     tools: list[ToolSpec]
     queries: list[RetrievalQuery]
+    name: str = "stabletoolbench"
 
 
 def _slug(text: str) -> str:
@@ -62,7 +79,8 @@ def load_stabletoolbench(root: str | Path) -> RetrievalBench:
     The pool is the union of all ``api_list`` entries, one :class:`ToolSpec` per unique
     ``(tool_name, api_name)`` with id ``<tool slug>/<api slug>``, ``provider`` = the RapidAPI tool
     and ``category`` = its category. Gold ids come from ``relevant APIs``; the group is the file
-    name's prefix (``G1``, ``G2``, ...), the split its suffix (``instruction``, ``tool``, ...).
+    name's prefix (``G1``, ``G2``, ...), the split its suffix (``instruction``, ``tool``, ...);
+    ``tools_needed`` counts the distinct RapidAPI tools among the gold endpoints.
 
     Args:
         root: The ``stabletoolbench`` data folder.
@@ -110,6 +128,7 @@ def load_stabletoolbench(root: str | Path) -> RetrievalBench:
                     group=group,
                     split=split,
                     gold=gold,
+                    tools_needed=len({tool for tool, _ in record["relevant APIs"]}),
                 )
             )
     return RetrievalBench(tools=tools, queries=queries)
