@@ -8,6 +8,10 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
 CORE := .venv-core
+# The reference Node MCP server, for the tests that drive a non-Python server (skipped without it).
+NODE := $(VENV)/node
+NODE_MCP := @modelcontextprotocol/server-everything@2026.8.31
+NODE_STAMP := $(NODE)/.installed-2026.8.31
 
 .PHONY: run test lint venv bench check-core clean
 
@@ -26,8 +30,16 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/paraagent run --builtin-tasks 6
 
-test: $(STAMP)
+test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest -q -m "not gpu" tests
+
+# Set-up only (the tests never reach the network); without npm, or offline, the Node tests skip.
+$(NODE_STAMP): | $(STAMP)
+	@if ! command -v npm > /dev/null; then \
+		echo "npm not found: the Node MCP server tests will skip"; \
+	elif npm install --prefix $(NODE) --no-audit --no-fund --silent $(NODE_MCP); then \
+		touch $@; \
+	else echo "npm install $(NODE_MCP) failed: the Node MCP server tests will skip"; fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
