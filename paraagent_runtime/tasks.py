@@ -177,7 +177,8 @@ class EpisodeMetrics(BaseModel):
 
     ``execute_turns`` is the episode's critical path in tool turns, ``gold_depth`` the fewest
     such turns that can solve the task; ``sim_wall_s`` is the simulated wall-clock (model time
-    plus the slowest call of each turn); ``recall`` the share of gold tools the episode surfaced.
+    plus the slowest call of each turn); ``recall`` the share of gold tools the episode surfaced;
+    ``loaded_tools`` how many tools the episode loaded (every tool when the toolspace preloads).
     """
 
     task_id: str
@@ -199,6 +200,7 @@ class EpisodeMetrics(BaseModel):
     sim_wall_s: float
     recall: float
     format_error_turns: int = 0
+    loaded_tools: int = 0
 
     @property
     def calls_per_execute_turn(self) -> float:

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from paraagent_runtime import DEFAULT_MAX_TURNS, DEFAULT_MODE, MODES, ConfigError, ParaAgentError
 from paraagent_runtime.cli import options
+from paraagent_runtime.intervals import DEFAULT_EVAL_TASKS
 
 from .cli_options import ConfigOption, SetOption, ShowFields
 
@@ -154,7 +155,7 @@ def eval_command(
         str | None,
         typer.Option(help="Base model directory of the local specs (default: SmolLM2-135M)."),
     ] = None,
-    n_tasks: Annotated[int, options.n_tasks("Held-out tasks per split.")] = 6,
+    n_tasks: Annotated[int, options.n_tasks("Held-out tasks per split.")] = DEFAULT_EVAL_TASKS,
     seed: Annotated[
         int, options.seed("Task generator seed; also seeds sampling unless --sampling-seed.")
     ] = 0,
@@ -168,8 +169,8 @@ def eval_command(
     split: Annotated[
         list[str] | None,
         typer.Option(
-            help="ToolEnv split (repeatable; default test-seen): test-seen, test-unseen-tools, "
-            "test-unseen-categories."
+            help="ToolEnv split (repeatable; default test-seen): dev (for choices), test-seen, "
+            "test-unseen-tools, test-unseen-categories (for reporting)."
         ),
     ] = None,
     family: Annotated[

@@ -12,11 +12,11 @@ import json
 import os
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from paraagent_runtime import ConfigError
+from paraagent_runtime import ConfigError, Task, refuse_test_split
 
 __all__ = [
     "config_to_dict",
@@ -24,6 +24,7 @@ __all__ = [
     "load_config",
     "option",
     "parse_assignments",
+    "refuse_test_tasks",
     "save_config",
 ]
 
@@ -181,6 +182,22 @@ def load_config(
         return cls(**values)
     except TypeError as exc:
         raise ConfigError(f"{cls.__name__}: {exc}") from exc
+
+
+def refuse_test_tasks(tasks: Iterable[Task], *, owner: str) -> list[Task]:
+    """``tasks`` as a list, unless one is from a test split (training never sees those).
+
+    A tasks file may hold tasks of any split, so a stage that trains on one checks each task's
+    own label, not only the split it was asked for.
+
+    Raises:
+        ConfigError: a task's split is one of :data:`~paraagent_runtime.tasks.TEST_SPLITS`
+            (the message names ``owner`` and the task).
+    """
+    kept = list(tasks)
+    for task in kept:
+        refuse_test_split(task.split, owner=f"{owner} (task {task.id})")
+    return kept
 
 
 def config_to_dict(config: Any) -> dict[str, Any]:

@@ -5,7 +5,11 @@ evaluate_toolenv`, the one behind ``paraagent eval toolenv``) with the runtime's
 greedily unless a temperature is given; this module reduces its per-episode metrics to the
 columns training reports compare:
 success (ToolEnv checker), answered, turns, calls, calls per execute turn, format-error turns and
-the simulated tool time (per turn the slowest call, since a turn's calls run in parallel).
+the simulated tool time (per turn the slowest call, since a turn's calls run in parallel), with
+95% intervals over tasks (Wilson for success, bootstrap for means; see
+:func:`~mcp_servers.toolenv.evaluation.metric_intervals`). A summary keeps its per-episode
+outcomes, so two evaluations on the same tasks compare paired by task
+(``paraagent eval toolenv --compare``).
 Every evaluated episode carries its metrics (``metadata.metrics``); :func:`read_evaluated` reads an
 evaluation's episodes file back (RL replay draws from one).
 """
@@ -19,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mcp_servers.toolenv.evaluation import EvalConfig, evaluate_toolenv
+from mcp_servers.toolenv.evaluation import EvalConfig, evaluate_toolenv, metric_intervals
 from paraagent_runtime import (
     DEFAULT_MAX_TURNS,
     SPLITS,
@@ -32,6 +36,7 @@ from paraagent_runtime import (
     TrajectoryWriter,
     read_episodes,
 )
+from paraagent_runtime.intervals import Interval
 
 __all__ = [
     "SUMMARY_COLUMNS",
@@ -54,6 +59,9 @@ class EvalSummary(BaseModel):
     before it existed read back with ``episodes == tasks``). ``facts_stated`` is the mean share
     of each task's gold facts the final answers state: partial credit, a finer measure than
     success on a few dozen episodes (``None`` in summaries saved before it existed).
+    ``intervals`` holds 95% intervals over tasks (``success`` and
+    :data:`~mcp_servers.toolenv.evaluation.MEAN_METRICS`) and ``outcomes`` every episode's
+    metrics (both empty in summaries saved before they existed).
     """
 
     model: str
@@ -68,6 +76,9 @@ class EvalSummary(BaseModel):
     format_error_turns: int
     answered: int
     mean_sim_tools_s: float
+    mean_loaded_tools: float | None = None
+    intervals: dict[str, Interval] = {}
+    outcomes: list[EpisodeMetrics] = []
 
     def model_post_init(self, context: Any, /) -> None:
         """Fill ``episodes`` in summaries saved before sampled evaluation existed."""
@@ -96,6 +107,9 @@ def summarize_rows(model: str, rows: Sequence[EpisodeMetrics], *, mode: str) -> 
         format_error_turns=sum(row.format_error_turns for row in rows),
         answered=sum(1 for row in rows if row.status == "answered"),
         mean_sim_tools_s=mean([row.sim_tools_s for row in rows]),
+        mean_loaded_tools=mean([row.loaded_tools for row in rows]),
+        intervals=metric_intervals(rows) if rows else {},
+        outcomes=list(rows),
     )
 
 
@@ -212,19 +226,34 @@ def read_evaluated(
 
 
 SUMMARY_COLUMNS = (
-    "model", "mode", "split", "tasks", "success", "facts stated", "answered", "turns", "calls",
-    "calls/execute turn", "tool time s (sim)", "format-error turns",
+    "model", "mode", "split", "tasks", "success [95% CI]", "facts stated", "answered",
+    "turns", "calls", "loaded tools", "calls/execute turn", "tool time s (sim)",
+    "format-error turns",
 )  # fmt: skip
 """Headers of :func:`summary_cells`."""
 
 
 def summary_cells(row: Mapping[str, Any]) -> list[str]:
-    """One evaluation summary (``EvalSummary`` fields plus ``split``) as table cells."""
+    """One evaluation summary (``EvalSummary`` fields plus ``split``) as table cells.
+
+    Success, turns, calls and loaded tools carry their 95% interval when the summary has one.
+    """
+    intervals = row.get("intervals") or {}
+
+    def cell(value: float | None, key: str) -> str:
+        bounds = intervals.get(key)
+        if value is None:
+            return "-"
+        if not bounds:
+            return f"{value:.2f}"
+        return f"{value:.2f} [{bounds['low']:.2f}, {bounds['high']:.2f}]"
+
     return [
         str(row["model"]), str(row["mode"]), str(row.get("split", "-")),
-        _task_count(row), f"{row['success_rate']:.2f}", optional_cell(row.get("facts_stated"), 2),
-        str(row["answered"]),
-        f"{row['mean_turns']:.2f}", f"{row['mean_calls']:.2f}",
+        _task_count(row), cell(row["success_rate"], "success"),
+        optional_cell(row.get("facts_stated"), 2), str(row["answered"]),
+        cell(row["mean_turns"], "turns"), cell(row["mean_calls"], "tool_calls"),
+        cell(row.get("mean_loaded_tools"), "loaded_tools"),
         f"{row['calls_per_execute_turn']:.2f}", f"{row['mean_sim_tools_s']:.2f}",
         str(row["format_error_turns"]),
     ]  # fmt: skip
@@ -245,6 +274,8 @@ def _task_count(row: Mapping[str, Any]) -> str:
 def summaries_markdown(results: Sequence[Mapping[str, Any]]) -> str:
     """A markdown table of evaluation summaries, one row per :func:`summary_cells`."""
     lines = [
+        "Brackets: 95% intervals over tasks (Wilson for success, bootstrap for means).",
+        "",
         "| " + " | ".join(SUMMARY_COLUMNS) + " |",
         "|" + "---|" * len(SUMMARY_COLUMNS),
         *("| " + " | ".join(summary_cells(row)) + " |" for row in results),

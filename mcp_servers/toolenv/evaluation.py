@@ -14,21 +14,27 @@ Metrics per episode (:class:`EpisodeMetrics`):
   evaluated without sleeping, so runs are fast and reproducible; the model's time is measured,
   or a fixed ``llm_turn_s`` per turn (useful for scripted policies, whose real time is ~0);
 - ``recall`` is the share of gold tools the episode surfaced with ``search_tools`` /
-  ``inspect_tool`` (1.0 when the toolspace preloads every tool).
+  ``inspect_tool`` (1.0 when the toolspace preloads every tool); ``loaded_tools`` counts the
+  tools it loaded that way (every tool when the toolspace preloads them).
+
+Every summary carries 95% intervals (:func:`metric_intervals`: Wilson for success, bootstrap
+for means) and the report keeps every episode's metrics, so two evaluations on the same tasks
+compare paired by task (:func:`compare_rows`, :func:`compare_files`).
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import random
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import mean
+from statistics import fmean, mean
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from paraagent_runtime import (
     DEFAULT_MAX_TURNS,
@@ -53,6 +59,13 @@ from paraagent_runtime import (
     model_facing_name,
 )
 from paraagent_runtime.concurrency import map_in_order
+from paraagent_runtime.intervals import (
+    DEFAULT_EVAL_TASKS,
+    Interval,
+    bootstrap_mean,
+    paired_bootstrap_difference,
+    wilson,
+)
 from paraagent_runtime.plotting import pyplot, save_figure
 
 from .catalog_tasks import catalog_task_env, generate_catalog_tasks
@@ -64,14 +77,22 @@ from .tasks import generate_tasks
 
 __all__ = [
     "CATALOGS",
+    "MEAN_METRICS",
     "EvalConfig",
     "EvalReport",
     "ModeSummary",
+    "PairedComparison",
     "PolicyFactory",
     "catalog_eval_setup",
+    "compare_files",
+    "compare_modes",
+    "compare_rows",
+    "comparison_table",
     "episode_metrics",
     "evaluate_toolenv",
+    "load_outcomes",
     "markdown_table",
+    "metric_intervals",
     "parse_modes",
     "write_report",
 ]
@@ -86,6 +107,14 @@ PolicyFactory = Callable[[Task, AgentMode], Policy]
 
 EnvFactory = Callable[[Task], ToolEnv]
 """Builds the fresh environment one task runs in."""
+
+MEAN_METRICS: dict[str, str] = {
+    "turns": "turns",
+    "tool_calls": "tool calls",
+    "loaded_tools": "loaded tools",
+    "sim_wall_s": "sim wall s",
+}
+"""Per-episode metrics reported as means with bootstrap intervals, with their table titles."""
 
 CATALOGS: tuple[str, ...] = ("builtin", "full")
 """``builtin``: hand-written task families; ``full``: description-driven real-catalog tasks."""
@@ -139,7 +168,7 @@ class EvalConfig:
     policy: str = "oracle"
     modes: list[AgentMode] = field(default_factory=lambda: list(MODES))
     split: str = "test-seen"
-    n: int = 9
+    n: int = DEFAULT_EVAL_TASKS
     seed: int = 0
     max_turns: int = DEFAULT_MAX_TURNS
     sampling: SamplingParams = field(default_factory=SamplingParams)
@@ -174,7 +203,7 @@ class EvalConfig:
 
 
 class ModeSummary(BaseModel):
-    """Means over the episodes of one mode."""
+    """Means over the episodes of one mode, with 95% intervals (see :func:`metric_intervals`)."""
 
     mode: str
     episodes: int
@@ -187,10 +216,33 @@ class ModeSummary(BaseModel):
     mean_sim_wall_s: float
     mean_llm_s: float
     recall: float
+    mean_loaded_tools: float = 0.0
+    intervals: dict[str, Interval] = {}
+
+
+class PairedComparison(BaseModel):
+    """``first`` minus ``second`` on the tasks both ran, with paired bootstrap 95% intervals.
+
+    Attributes:
+        first: What the differences are of (a mode, a policy).
+        second: What they are taken against.
+        tasks: Tasks both ran (each task's episodes averaged first).
+        unpaired: Tasks only one of them ran (left out).
+        differences: ``success`` (a rate difference) and every :data:`MEAN_METRICS` key.
+    """
+
+    first: str
+    second: str
+    tasks: int
+    unpaired: int
+    differences: dict[str, Interval]
 
 
 class EvalReport(BaseModel):
-    """A whole evaluation: the settings, one summary per mode, and every episode's metrics."""
+    """A whole evaluation: settings, summaries per mode, every episode, paired mode differences.
+
+    ``comparisons`` holds each mode minus the first mode, paired by task (:func:`compare_modes`).
+    """
 
     policy: str
     split: str
@@ -199,6 +251,7 @@ class EvalReport(BaseModel):
     catalog: str = "builtin"
     summaries: list[ModeSummary]
     episodes: list[EpisodeMetrics]
+    comparisons: list[PairedComparison] = []
 
 
 def _simulated_call_s(
@@ -259,7 +312,8 @@ def episode_metrics(
             default=0.0,
         )
     gold = {model_facing_name(tool) for tool in task.tools}
-    recall = 1.0 if preloaded or not gold else len(gold & _surfaced(episode)) / len(gold)
+    surfaced = _surfaced(episode) - {""}
+    recall = 1.0 if preloaded or not gold else len(gold & surfaced) / len(gold)
     return EpisodeMetrics(
         task_id=task.id,
         family=task.family,
@@ -280,6 +334,188 @@ def episode_metrics(
         sim_wall_s=round(llm_s + tools_s, 4),
         recall=recall,
         format_error_turns=sum(1 for turn in episode.turns if turn.format_errors),
+        loaded_tools=len(toolspace.tools) if preloaded else len(surfaced),
+    )
+
+
+def _per_task(rows: Sequence[EpisodeMetrics], key: str) -> dict[str, float]:
+    """``key`` per task, a task's episodes averaged (several samples of one task are one item)."""
+    groups: dict[str, list[float]] = {}
+    for row in rows:
+        groups.setdefault(row.task_id, []).append(float(getattr(row, key)))
+    return {task: fmean(values) for task, values in groups.items()}
+
+
+def metric_intervals(rows: Sequence[EpisodeMetrics]) -> dict[str, Interval]:
+    """Success with its Wilson 95% interval and each :data:`MEAN_METRICS` mean with a bootstrap one.
+
+    Intervals are over tasks: when a task ran several times its episodes are averaged first (and
+    success then gets a bootstrap interval of the per-task rates, since episodes of one task are
+    not independent draws).
+    """
+    success = _per_task(rows, "success")
+    return {
+        "success": wilson(sum(row.success for row in rows), len(rows))
+        if len(success) == len(rows)
+        else bootstrap_mean(list(success.values())),
+        **{key: bootstrap_mean(list(_per_task(rows, key).values())) for key in MEAN_METRICS},
+    }
+
+
+def compare_rows(
+    first: str,
+    first_rows: Sequence[EpisodeMetrics],
+    second: str,
+    second_rows: Sequence[EpisodeMetrics],
+) -> PairedComparison:
+    """``first_rows`` minus ``second_rows``, paired by task id (see :class:`PairedComparison`).
+
+    Raises:
+        ConfigError: the two share no task.
+    """
+    keys = ("success", *MEAN_METRICS)
+    a = {key: _per_task(first_rows, key) for key in keys}
+    b = {key: _per_task(second_rows, key) for key in keys}
+    shared = sorted(a["success"].keys() & b["success"].keys())
+    if not shared:
+        raise ConfigError(f"cannot pair {first!r} with {second!r}: they share no task")
+    return PairedComparison(
+        first=first,
+        second=second,
+        tasks=len(shared),
+        unpaired=len(a["success"].keys() ^ b["success"].keys()),
+        differences={
+            key: paired_bootstrap_difference(
+                [a[key][task] for task in shared], [b[key][task] for task in shared]
+            )
+            for key in keys
+        },
+    )
+
+
+def compare_modes(report: EvalReport) -> list[PairedComparison]:
+    """Every mode of ``report`` after the first minus the first, paired by task."""
+    by_mode = _rows_by_mode(report)
+    modes = [summary.mode for summary in report.summaries]
+    return [
+        compare_rows(mode, by_mode[mode], modes[0], by_mode[modes[0]])
+        for mode in modes[1:]
+        if by_mode[mode] and by_mode[modes[0]]
+    ]
+
+
+def _rows_by_mode(report: EvalReport) -> dict[str, list[EpisodeMetrics]]:
+    by_mode: dict[str, list[EpisodeMetrics]] = {summary.mode: [] for summary in report.summaries}
+    for row in report.episodes:
+        by_mode.setdefault(row.mode, []).append(row)
+    return by_mode
+
+
+def load_outcomes(path: Path) -> dict[str, list[EpisodeMetrics]]:
+    """The per-episode metrics an evaluation file keeps, grouped by what was evaluated.
+
+    Reads a ``report.json`` of ``paraagent eval toolenv`` (one group per mode, labelled by the
+    mode) or the ``--out`` JSON of ``paraagent train eval`` (a list of summaries, each with its
+    ``outcomes``; labelled ``model mode split``).
+
+    Raises:
+        ConfigError: the file is missing, not JSON, or keeps no per-episode outcomes.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: no such evaluation file") from exc
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: not an evaluation JSON ({exc})") from exc
+    try:
+        if isinstance(data, Mapping):
+            groups = _rows_by_mode(EvalReport.model_validate(data))
+        elif isinstance(data, list):
+            groups = {
+                " ".join(str(entry.get(key, "-")) for key in ("model", "mode", "split")): [
+                    EpisodeMetrics.model_validate(row) for row in entry.get("outcomes", [])
+                ]
+                for entry in data
+                if isinstance(entry, Mapping)
+            }
+        else:
+            groups = {}
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: not an evaluation JSON ({str(exc).splitlines()[0]})") from exc
+    kept = {label: rows for label, rows in groups.items() if rows}
+    if not kept:
+        raise ConfigError(
+            f"{path}: keeps no per-task outcomes (an eval toolenv report.json or a train eval "
+            "--out JSON written since outcomes are kept)"
+        )
+    return kept
+
+
+def compare_files(first: Path, second: Path) -> list[PairedComparison]:
+    """Each evaluation group of ``first`` minus the same group of ``second``, paired by task.
+
+    Groups pair by label (the mode, or ``model mode split``); two files of one group each pair
+    whatever their labels (two policies on the same tasks).
+
+    Raises:
+        ConfigError: a file cannot be read (see :func:`load_outcomes`), nothing pairs, or a
+            pair shares no task.
+    """
+    a, b = load_outcomes(first), load_outcomes(second)
+    shared = [label for label in a if label in b]
+    if shared:
+        pairs = [(label, label) for label in shared]
+    elif len(a) == len(b) == 1:
+        pairs = [(next(iter(a)), next(iter(b)))]
+    else:
+        raise ConfigError(
+            f"--compare: nothing pairs: {first} has {', '.join(a)}; {second} has {', '.join(b)}"
+        )
+    return [
+        compare_rows(
+            f"{_file_label(first)} {x}",
+            a[x],
+            f"{_file_label(second)} {y}",
+            b[y],
+        )
+        for x, y in pairs
+    ]
+
+
+def _file_label(path: Path) -> str:
+    """A short name of an evaluation file: its run directory for a ``report.json``."""
+    return path.parent.name if path.name == "report.json" and path.parent.name else path.stem
+
+
+def comparison_table(comparisons: Sequence[PairedComparison]) -> str:
+    """Paired differences as a markdown table (success in points, means in their units)."""
+    titles = ["success (pts)", *MEAN_METRICS.values()]
+    lines = [
+        "| difference | tasks | " + " | ".join(f"Δ {title}" for title in titles) + " |",
+        "|---|---:|" + "---:|" * len(titles),
+    ]
+    for comparison in comparisons:
+        cells = [_signed(comparison.differences["success"], 100.0, 1)]
+        cells += [_signed(comparison.differences[key], 1.0, 2) for key in MEAN_METRICS]
+        lines.append(
+            f"| {comparison.first} − {comparison.second} | {comparison.tasks} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _signed(interval: Interval, scale: float, digits: int) -> str:
+    return (
+        f"{scale * interval.estimate:+.{digits}f} "
+        f"[{scale * interval.low:+.{digits}f}, {scale * interval.high:+.{digits}f}]"
+    )
+
+
+def _with_interval(interval: Interval, scale: float = 1.0, digits: int = 2) -> str:
+    return (
+        f"{scale * interval.estimate:.{digits}f} "
+        f"[{scale * interval.low:.{digits}f}, {scale * interval.high:.{digits}f}]"
     )
 
 
@@ -299,6 +535,8 @@ def _summarize(mode: str, rows: Sequence[EpisodeMetrics]) -> ModeSummary:
         mean_sim_wall_s=mean(row.sim_wall_s for row in rows),
         mean_llm_s=mean(row.llm_s for row in rows),
         recall=mean(row.recall for row in rows),
+        mean_loaded_tools=mean(row.loaded_tools for row in rows),
+        intervals=metric_intervals(rows),
     )
 
 
@@ -388,7 +626,7 @@ async def evaluate_toolenv(
     summaries = [
         _summarize(mode, [row for row in rows if row.mode == mode]) for mode in config.modes
     ]
-    return EvalReport(
+    report = EvalReport(
         policy=config.policy,
         split=config.split,
         n=len(chosen),
@@ -397,34 +635,49 @@ async def evaluate_toolenv(
         summaries=summaries,
         episodes=rows,
     )
+    report.comparisons = compare_modes(report)
+    return report
 
 
-_COLUMNS = (
-    ("mode", "mode", "{}"),
-    ("success", "success_rate", "{:.0%}"),
-    ("turns", "mean_turns", "{:.2f}"),
-    ("tool calls", "mean_tool_calls", "{:.2f}"),
+_PLAIN_COLUMNS = (
     ("calls/exec turn", "calls_per_execute_turn", "{:.2f}"),
     ("critical path (exec turns)", "mean_execute_turns", "{:.2f}"),
     ("gold depth", "mean_gold_depth", "{:.2f}"),
-    ("sim wall s", "mean_sim_wall_s", "{:.2f}"),
     ("LLM s", "mean_llm_s", "{:.2f}"),
     ("recall", "recall", "{:.0%}"),
 )
 
 
 def markdown_table(report: EvalReport) -> str:
-    """The per-mode summary as a markdown table, with a one-line caption."""
+    """The per-mode summary with 95% intervals as a markdown table, under a caption.
+
+    Below it, each mode's paired difference to the first mode (:func:`comparison_table`).
+    """
+    titles = ["mode", "success % [95% CI]", *MEAN_METRICS.values()]
+    titles += [title for title, _, _ in _PLAIN_COLUMNS]
     lines = [
         f"ToolEnv eval — policy `{report.policy}`, catalog `{report.catalog}`, "
-        f"split `{report.split}`, {report.n} tasks, seed {report.seed}",
+        f"split `{report.split}`, {report.n} tasks, seed {report.seed}. Brackets: 95% intervals "
+        "(Wilson for success, bootstrap over tasks for means).",
         "",
-        "| " + " | ".join(title for title, _, _ in _COLUMNS) + " |",
-        "|" + "|".join("---" if index == 0 else "---:" for index in range(len(_COLUMNS))) + "|",
+        "| " + " | ".join(titles) + " |",
+        "|" + "|".join("---" if index == 0 else "---:" for index in range(len(titles))) + "|",
     ]
     for summary in report.summaries:
-        cells = [fmt.format(getattr(summary, key)) for _, key, fmt in _COLUMNS]
+        intervals = summary.intervals or metric_intervals(
+            [row for row in report.episodes if row.mode == summary.mode]
+        )
+        cells = [summary.mode, _with_interval(intervals["success"], 100.0, 1)]
+        cells += [_with_interval(intervals[key]) for key in MEAN_METRICS]
+        cells += [fmt.format(getattr(summary, key)) for _, key, fmt in _PLAIN_COLUMNS]
         lines.append("| " + " | ".join(cells) + " |")
+    if report.comparisons:
+        lines += [
+            "",
+            "Paired by task (each mode minus the first; bootstrap 95% intervals):",
+            "",
+            comparison_table(report.comparisons).rstrip("\n"),
+        ]
     return "\n".join(lines) + "\n"
 
 

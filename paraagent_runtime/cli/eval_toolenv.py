@@ -15,13 +15,19 @@ import typer
 from rich.console import Console
 
 from ..errors import ParaAgentError
+from ..intervals import DEFAULT_EVAL_TASKS
 from . import options
 
 if TYPE_CHECKING:
     from ..dispatch import DispatchConfig
     from ..policy.base import Policy
 
-__all__ = ["ORACLE", "eval_toolenv_command", "run_eval"]
+__all__ = [
+    "ORACLE",
+    "compare_evaluations",
+    "eval_toolenv_command",
+    "run_eval",
+]
 
 ORACLE = "oracle"
 
@@ -121,6 +127,22 @@ async def run_eval(
     return paths["markdown"]
 
 
+def compare_evaluations(first: Path, second: Path, console: Console) -> str:
+    """Print ``first`` minus ``second`` paired by task (intervals), and return the table.
+
+    Raises:
+        ConfigError: a file is not an evaluation with per-task outcomes, or nothing pairs.
+    """
+    from mcp_servers.toolenv.evaluation import compare_files, comparison_table
+
+    table = comparison_table(compare_files(first, second))
+    console.print(
+        f"Paired by task: {first} minus {second} (bootstrap 95% intervals)\n", highlight=False
+    )
+    console.print(table, highlight=False, markup=False)
+    return table
+
+
 def eval_toolenv_command(
     policy: Annotated[
         str,
@@ -137,9 +159,13 @@ def eval_toolenv_command(
         ),
     ] = None,
     split: Annotated[
-        str, typer.Option(help="train, test-seen, test-unseen-tools or test-unseen-categories.")
+        str,
+        typer.Option(
+            help="train, dev, test-seen, test-unseen-tools or test-unseen-categories (choose on "
+            "dev; test splits are for reporting)."
+        ),
     ] = "test-seen",
-    n_tasks: Annotated[int, options.n_tasks()] = 9,
+    n_tasks: Annotated[int, options.n_tasks()] = DEFAULT_EVAL_TASKS,
     catalog: Annotated[
         str,
         typer.Option(
@@ -174,9 +200,24 @@ def eval_toolenv_command(
     max_concurrency: Annotated[int | None, options.max_concurrency()] = None,
     per_source_concurrency: Annotated[int | None, options.per_source_concurrency()] = None,
     call_timeout: Annotated[float | None, options.call_timeout()] = None,
+    compare: Annotated[
+        tuple[Path, Path] | None,
+        typer.Option(
+            metavar="A.json B.json",
+            help="Evaluate nothing: print A minus B paired by task, with 95% intervals (two "
+            "report.json files of this command, or train eval --out files).",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate a policy on ToolEnv tasks in each agent mode: success, turns, critical path, recall."""  # noqa: E501 - typer's --help text
     console = Console()
+    if compare is not None:
+        try:
+            compare_evaluations(*compare, console)
+        except ParaAgentError as exc:
+            console.print(f"[red]error:[/] {exc}", highlight=False)
+            raise typer.Exit(2) from exc
+        return
     directory = out or Path("runs") / f"eval-toolenv-{time.strftime('%Y%m%d-%H%M%S')}"
     try:
         asyncio.run(

@@ -5,10 +5,19 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from mcp_servers.toolenv import generate_tasks
+from paraagent_runtime import TEST_SPLITS, save_tasks
 from paraagent_runtime.errors import ConfigError
 from training.cli import train_app
-from training.config import describe_fields, load_config, parse_assignments, save_config
+from training.config import (
+    describe_fields,
+    load_config,
+    parse_assignments,
+    refuse_test_tasks,
+    save_config,
+)
 from training.demos import DemoConfig
+from training.rl import RLConfig
 from training.sft import SFTRunConfig
 
 CONFIGS = Path(__file__).resolve().parents[2] / "training" / "configs"
@@ -181,3 +190,28 @@ def test_cli_set_reaches_the_config(tmp_path: Path) -> None:
     assert failed.exit_code == 2 and "n_tasks" in failed.output
     malformed = CliRunner().invoke(train_app, ["sft", "--set", "max_steps"])
     assert malformed.exit_code == 2 and "FIELD=VALUE" in malformed.output
+
+
+@pytest.mark.parametrize("split", TEST_SPLITS)
+def test_training_configs_refuse_every_test_split(split: str, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="test split"):
+        DemoConfig(split=split)
+    with pytest.raises(ConfigError, match="RLConfig.task_split"):
+        RLConfig(task_split=split)
+    tasks_file = tmp_path / "tasks.jsonl"
+    save_tasks(
+        [*generate_tasks(1, seed=0, split="train"), *generate_tasks(1, seed=0, split=split)],
+        tasks_file,
+    )
+    with pytest.raises(ConfigError, match=f"tasks_file .*task {split}-"):
+        RLConfig(tasks_file=tasks_file).training_tasks()
+
+
+def test_training_configs_take_train_and_dev() -> None:
+    assert DemoConfig(split="dev").split == "dev"
+    assert [task.split for task in RLConfig(task_split="dev", n_tasks=2).training_tasks()] == [
+        "dev",
+        "dev",
+    ]
+    tasks = generate_tasks(2, seed=0, split="train")
+    assert refuse_test_tasks(iter(tasks), owner="x") == tasks

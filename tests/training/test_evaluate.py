@@ -7,10 +7,17 @@ from pathlib import Path
 import pytest
 
 from mcp_servers.toolenv import generate_tasks
+from paraagent_runtime.intervals import wilson
 from paraagent_runtime.policy.scripted import ScriptedPolicy
 from paraagent_runtime.trajectory import TrajectoryWriter, read_episodes
 from training.demos import DemoBuild
-from training.evaluate import EvalSummary, evaluate_policy, summary_cells
+from training.evaluate import (
+    SUMMARY_COLUMNS,
+    EvalSummary,
+    evaluate_policy,
+    summaries_markdown,
+    summary_cells,
+)
 
 
 async def test_replaying_a_demo_through_the_agent_reproduces_it(
@@ -163,3 +170,16 @@ def test_eval_command_rejects_an_unknown_split(tiny_model: Path) -> None:
         train_app, ["eval", "--model", str(tiny_model), "--split", "nope", "--n-tasks", "1"]
     )
     assert result.exit_code == 2 and "nope" in result.output
+
+
+async def test_summaries_carry_intervals_and_per_task_outcomes() -> None:
+    tasks = generate_tasks(3, seed=0, families=["city_pair_facts"])
+    policy = ScriptedPolicy(["<answer>no idea</answer>"] * 3)
+    summary, rows = await evaluate_policy(policy, tasks, model="guess")
+    assert [row.task_id for row in summary.outcomes] == [task.id for task in tasks]
+    assert summary.intervals["success"] == wilson(0, 3)
+    assert summary.intervals["turns"].n == 3 and summary.mean_loaded_tools is not None
+    cells = summary_cells(json.loads(json.dumps({**summary.model_dump(), "split": "train"})))
+    assert cells[SUMMARY_COLUMNS.index("success [95% CI]")] == "0.00 [0.00, 0.56]"
+    assert cells[SUMMARY_COLUMNS.index("turns")] == "1.00 [1.00, 1.00]"
+    assert "95% intervals" in summaries_markdown([{**summary.model_dump(), "split": "train"}])

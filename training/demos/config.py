@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from paraagent_runtime import DEMO_MAX_TURNS, MODES, ConfigError
+from paraagent_runtime import DEMO_MAX_TURNS, MODES, ConfigError, refuse_test_split
 
 from ..config import option
 
@@ -77,6 +77,7 @@ class DemoConfig:
     )
 
     def __post_init__(self) -> None:
+        refuse_test_split(self.split, owner="split")
         if self.n_tasks < 1:
             raise ConfigError(f"n_tasks: need at least 1 task, got {self.n_tasks}")
         if self.n_demos is not None and self.n_demos < 1:

@@ -9,17 +9,17 @@ from typing import Any, Literal
 
 from mcp_servers.toolenv import generate_tasks
 from mcp_servers.toolenv.tasks import check_families
-from paraagent_runtime import DEFAULT_MAX_TURNS, ConfigError, Task, load_tasks
+from paraagent_runtime import DEFAULT_MAX_TURNS, ConfigError, Task, load_tasks, refuse_test_split
 from training.algo.advantages import AdvantageConfig
 from training.algo.loss import Aggregation
 from training.algo.rewards import RewardConfig
-from training.config import option
+from training.config import option, refuse_test_tasks
 
 __all__ = ["Reference", "ReplayConfig", "RLConfig", "RolloutBackend"]
 
 Reference = Literal["start", "base"]
-RolloutBackend = Literal["transformers", "vllm", "vllm_server"]
-_BACKENDS = ("transformers", "vllm", "vllm_server")
+RolloutBackend = Literal["transformers", "onnx", "vllm", "vllm_server"]
+_BACKENDS = ("transformers", "onnx", "vllm", "vllm_server")
 _DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
@@ -97,9 +97,10 @@ class RLConfig:
         dtype (`str`, defaults to `"float32"`): Weights dtype: float32 (CPU), bfloat16 (GPU), auto.
         gradient_checkpointing (`bool`, defaults to `False`): Recompute activations in backward.
         rollout_backend (`str`, defaults to `"transformers"`): Rollout generation: `transformers`
-            (shares the trained weights), `vllm` (in-process engine on this GPU, colocated) or
-            `vllm_server` (a `vllm serve` endpoint); both vLLM modes need `lora: true` (the adapter
-            is published to the engine after every update).
+            (shares the trained weights), `onnx` (ONNX Runtime GenAI on the CPU), `vllm`
+            (in-process engine on this GPU, colocated) or `vllm_server` (a `vllm serve` endpoint);
+            all but `transformers` need `lora: true` (the adapter is published to the engine after
+            every update).
         vllm_gpu_memory_utilization (`float`, defaults to `0.3`): GPU share of a colocated engine.
         vllm_max_model_len (`int`, defaults to `8192`): Context length of a colocated engine.
         vllm_server_url (`str`, *optional*): The server's API root, e.g. `http://host:8000/v1`.
@@ -170,7 +171,8 @@ class RLConfig:
     dtype: str = option("float32", help="Weights dtype: float32 (CPU), bfloat16 (GPU) or auto.")
     gradient_checkpointing: bool = option(False, help="Recompute activations in backward.")
     rollout_backend: RolloutBackend = option(
-        "transformers", help="Rollouts: transformers, vllm (colocated) or vllm_server (HTTP)."
+        "transformers",
+        help="Rollouts: transformers, onnx (CPU), vllm (colocated) or vllm_server (HTTP).",
     )
     vllm_gpu_memory_utilization: float = option(0.3, help="GPU share of a colocated vLLM engine.")
     vllm_max_model_len: int = option(8192, help="Context length of a colocated vLLM engine.")
@@ -235,6 +237,7 @@ class RLConfig:
         self.reward = _nested(RewardConfig, self.reward, "reward")
         self.advantage = _nested(AdvantageConfig, self.advantage, "advantage")
         self.replay = _nested(ReplayConfig, self.replay, "replay")
+        refuse_test_split(self.task_split, owner="RLConfig.task_split")
         self.output_dir = Path(self.output_dir)
         if self.tasks_file is not None:
             self.tasks_file = Path(self.tasks_file)
@@ -283,10 +286,13 @@ class RLConfig:
         Either way only tasks of ``task_families`` (when set) are kept.
 
         Raises:
-            ConfigError: ``tasks_file`` has no task of ``task_families``.
+            ConfigError: ``tasks_file`` has no task of ``task_families``, or holds a task of a
+                test split.
         """
         if self.tasks_file is not None:
-            tasks = load_tasks(self.tasks_file)
+            tasks = refuse_test_tasks(
+                load_tasks(self.tasks_file), owner=f"RLConfig.tasks_file {self.tasks_file}"
+            )
             if self.task_families is None:
                 return tasks
             kept = [task for task in tasks if task.family in self.task_families]
@@ -335,8 +341,14 @@ class RLConfig:
         if not self.lora:
             raise ConfigError(
                 f"RLConfig.rollout_backend={self.rollout_backend}: needs lora: true (the trained "
-                "adapter is what is published to vLLM after each update)"
+                "adapter is what is published to the engine after each update)"
             )
+        if self.rollout_backend == "onnx":
+            if self.device != "cpu":
+                raise ConfigError(
+                    f"RLConfig.rollout_backend=onnx: runs on the CPU, got device {self.device!r}"
+                )
+            return
         if self.rollout_backend == "vllm":
             if not self.device.startswith("cuda"):
                 raise ConfigError(

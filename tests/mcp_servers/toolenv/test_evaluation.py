@@ -70,8 +70,8 @@ async def test_report_files_and_trajectories(tmp_path: Path) -> None:
     table = paths["markdown"].read_text()
     assert (
         table == markdown_table(report)
-        and "| paraact | 100% |" in table
-        and "| react | 100% |" in table
+        and "| paraact | 100.0 [34.2, 100.0] |" in table
+        and "| react | 100.0 [34.2, 100.0] |" in table
     )
     assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     episodes = list(read_episodes(tmp_path / "trajectories-react.jsonl", strict=True))
@@ -87,7 +87,7 @@ def test_modes_expand_and_bad_options_are_config_errors() -> None:
     with pytest.raises(ConfigError, match="at least one"):
         parse_modes([" "])
     with pytest.raises(ConfigError, match="unknown split"):
-        EvalConfig(split="dev")
+        EvalConfig(split="validation")
     with pytest.raises(ConfigError, match="--n"):
         EvalConfig(n=0)
     with pytest.raises(ConfigError, match="--llm-turn-s"):
@@ -125,7 +125,7 @@ def test_cli_writes_the_report(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 0, result.output
-    assert "| paraact | 100% |" in result.output
+    assert "| paraact | 100.0 [34.2, 100.0] |" in result.output
     assert (tmp_path / "report.png").is_file() and (
         tmp_path / "trajectories-paraact.jsonl"
     ).is_file()
@@ -135,7 +135,7 @@ def test_cli_writes_the_report(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--mode", "fast"], "unknown mode"),
-        (["--split", "dev"], "unknown split"),
+        (["--split", "validation"], "unknown split"),
         (["--policy", "nope:x"], "unknown policy spec"),
     ],
 )

@@ -104,7 +104,7 @@ def test_cli_concurrency_option(tmp_path: Path) -> None:
     args = ["--mode", "paraact", "--n-tasks", "3", "--llm-turn-s", "0.5", "--out", str(tmp_path)]
     result = CliRunner().invoke(_cli(), [*args, "--concurrency", "3"])
     assert result.exit_code == 0, result.output
-    assert "| paraact | 100% |" in result.output
+    assert "| paraact | 100.0 [43.9, 100.0] |" in result.output
     written = list(read_episodes(tmp_path / "trajectories-paraact.jsonl", strict=True))
     assert [episode.task_id for episode in written] == [
         task.id for task in generate_tasks(3, seed=0, split="test-seen")
