@@ -3,20 +3,36 @@
 The oracle reads the conversation so far (its own earlier turns and their observations) and
 decides the next turn, so it needs no hidden state and survives errors:
 
-1. explore: one ``search_tools`` call per gold tool not yet surfaced (all in one parallel turn);
-   a gold tool the search did not surface is loaded with ``inspect_tool`` in a second turn;
+1. explore: one ``search_tools`` call per gold tool it needs and has not surfaced (in parallel,
+   at most ``max_calls_per_turn`` per turn); a tool the search did not surface is loaded with
+   ``inspect_tool`` in the next turn;
 2. execute: one turn per level of the gold DAG, every ready node in parallel, arguments bound
    from the *observed* outputs of earlier levels (``GoldCall.bindings``);
 3. answer: the task's facts, read from the observed outputs.
 
-In ``react`` mode every turn carries one call (the mode's limit), so the same plan takes one turn
-per call; ``decoupled`` is the ``paraact`` plan (the oracle never needs to explore again).
+When a task states every need in its query, every mode explores all gold tools first, and
+``decoupled`` is the ``paraact`` plan. Hidden-need tasks (:mod:`.hidden_needs`) name some needs
+only in a result, and the modes part ways:
+
+- ``paraact`` explores lazily: it loads the tools the query states, executes, and searches again
+  when a result reveals a need (the revealed node becomes ready);
+- ``react`` follows the same lazy plan one call per turn;
+- ``decoupled`` must hold every tool before its first execute turn and may not explore after it.
+  The model of what such a planner can know: the query (so the stated tools) and the loaded
+  tools' output schemas, not the values a result will hold. Before executing it therefore loads
+  every read-only catalog tool that takes a kind of thing those schemas name (a place, a
+  currency, a person, a company: :data:`FIELD_KINDS`, :data:`PARAM_KINDS`) with
+  ``inspect_tool``, one round per schema it has read, up to :data:`GUESS_HORIZON` rounds (the
+  deepest chain of reveals a family has); a need its guesses miss stays unmet. It pays in loaded
+  tools and explore turns instead of a second planning round, which the decoupled runtime
+  refuses (exploration is closed after the first execute turn).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +43,7 @@ from paraagent_runtime import (
     SEARCH_TOOLS,
     AgentMode,
     ConfigError,
+    DispatchConfig,
     Message,
     Task,
     model_facing_name,
@@ -37,15 +54,100 @@ from paraagent_runtime.actions import parse_observations, parse_turn
 from paraagent_runtime.policy import ScriptedPolicy
 
 from .builtin import builtin_records
+from .hidden_needs import revealed_nodes
 from .records import ToolRecord
 
-__all__ = ["OracleScript", "oracle_policy", "search_query"]
+__all__ = [
+    "FIELD_KINDS",
+    "GUESS_HORIZON",
+    "PARAM_KINDS",
+    "OracleScript",
+    "guess_rounds",
+    "oracle_policy",
+    "search_query",
+]
+
+FIELD_KINDS: dict[str, str] = {
+    "city": "place",
+    "venue_city": "place",
+    "headquarters": "place",
+    "home_city": "place",
+    "currency": "currency",
+    "email": "person",
+    "attendees": "person",
+    "from": "person",
+    "symbol": "company",
+}
+"""Output field names that name a kind of thing a later call may need."""
+
+PARAM_KINDS: dict[str, re.Pattern[str]] = {
+    "place": re.compile(r"\bcity\b", re.IGNORECASE),
+    "currency": re.compile(r"currency code", re.IGNORECASE),
+    "person": re.compile(r"recipient|surname|words to look for", re.IGNORECASE),
+    "company": re.compile(r"ticker|company name", re.IGNORECASE),
+}
+"""A required parameter whose description matches takes that kind of thing."""
+
+GUESS_HORIZON = 2
+"""Rounds of guessed follow-ups a decoupled planner loads before executing."""
 
 
 def search_query(record: ToolRecord) -> str:
     """The query the oracle searches a gold tool with: its words and first description sentence."""
     summary = record.description.split(". ")[0].rstrip(".")
     return f"{record.name.replace('_', ' ')}: {summary}"
+
+
+def _field_names(schema: Any) -> Iterator[str]:
+    if not isinstance(schema, dict):
+        return
+    for name, sub in (schema.get("properties") or {}).items():
+        yield name
+        yield from _field_names(sub)
+    yield from _field_names(schema.get("items"))
+
+
+def _takes(record: ToolRecord) -> set[str]:
+    schema = record.input_schema or {}
+    properties = schema.get("properties") or {}
+    return {
+        kind
+        for name in schema.get("required") or ()
+        for kind, pattern in PARAM_KINDS.items()
+        if pattern.search(str(properties.get(name, {}).get("description", "")))
+    }
+
+
+def guess_rounds(
+    stated: Sequence[str], records: Sequence[ToolRecord], *, horizon: int = GUESS_HORIZON
+) -> list[list[str]]:
+    """The tools a decoupled planner loads after ``stated``, round by round.
+
+    Each round holds every read-only tool of ``records`` that takes a kind of thing the previous
+    round's output schemas name and that no earlier round holds.
+    """
+    by_id = {record.id: record for record in records}
+    known = set(stated)
+    frontier = list(stated)
+    rounds: list[list[str]] = []
+    for _ in range(horizon):
+        kinds = {
+            FIELD_KINDS[name]
+            for tool in frontier
+            for name in _field_names(by_id[tool].output_schema)
+            if name in FIELD_KINDS
+        }
+        new = [
+            record.id
+            for record in records
+            if record.id not in known and record.annotations.read_only and _takes(record) & kinds
+        ]
+        if not new:
+            break
+        rounds.append(new)
+        known.update(new)
+        frontier = new
+    return rounds
 
 
 @dataclass
@@ -103,7 +205,9 @@ class OracleScript:
     Args:
         task: The task whose gold DAG the oracle follows.
         mode: ``paraact``, ``react`` or ``decoupled``.
-        records: Records of the task's tools (default: the built-in catalog), for search queries.
+        records: Records of the catalog (default: the built-in one), for search queries and a
+            decoupled planner's guesses.
+        max_calls_per_turn: The most calls it puts in one turn (the dispatcher's K_max).
 
     Raises:
         ConfigError: An unknown mode, or a gold tool missing from ``records``.
@@ -115,14 +219,14 @@ class OracleScript:
         mode: AgentMode = DEFAULT_MODE,
         *,
         records: Sequence[ToolRecord] | None = None,
+        max_calls_per_turn: int = DispatchConfig().max_calls_per_turn,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(
                 f"oracle: unknown agent mode {mode!r} (use one of {', '.join(MODES)})"
             )
-        by_id = {
-            record.id: record for record in (records if records is not None else builtin_records())
-        }
+        catalog = list(records if records is not None else builtin_records())
+        by_id = {record.id: record for record in catalog}
         missing = [tool for tool in task.tools if tool not in by_id]
         if missing:
             raise ConfigError(
@@ -130,15 +234,25 @@ class OracleScript:
             )
         self.task = task
         self.mode = mode
-        self._names = {tool: model_facing_name(tool) for tool in task.tools}
+        self._limit = max_calls_per_turn
+        self._calls = {call.id: call for call in task.calls}
+        self._revealed = revealed_nodes(task)
+        self._stated = list(dict.fromkeys(c.tool for c in task.calls if c.id not in self._revealed))
+        self._guesses = (
+            guess_rounds(self._stated, catalog) if self._revealed and mode == "decoupled" else []
+        )
+        tools = {*task.tools, *(tool for round_ in self._guesses for tool in round_)}
+        self._names = {tool: model_facing_name(tool) for tool in tools}
         self._queries = {tool: search_query(by_id[tool]) for tool in task.tools}
 
     def __call__(self, messages: Sequence[Message]) -> str:
         """The next turn given the conversation so far."""
         history = _read_history(messages)
+        outputs, ready = self._progress(history)
+        searched, inspected = self._wanted(history, ready)
         unsearched = [
             tool
-            for tool in self.task.tools
+            for tool in searched
             if self._names[tool] not in history.loaded
             and self._queries[tool] not in history.searched
         ]
@@ -150,7 +264,7 @@ class OracleScript:
             return self._turn("explore", calls)
         uninspected = [
             self._names[tool]
-            for tool in self.task.tools
+            for tool in (*searched, *inspected)
             if self._names[tool] not in history.loaded
             and self._names[tool] not in history.inspected
         ]
@@ -158,26 +272,52 @@ class OracleScript:
             return self._turn(
                 "explore", [_tool_call(INSPECT_TOOL, {"name": name}) for name in uninspected]
             )
-        outputs, ready = self._progress(history)
-        if ready:
-            return self._turn("execute", [_tool_call(name, arguments) for name, arguments in ready])
+        runnable = [
+            _tool_call(self._names[self._calls[node].tool], arguments)
+            for node, arguments in ready
+            if self._names[self._calls[node].tool] in history.loaded
+        ]
+        if runnable:
+            return self._turn("execute", runnable)
         return "<answer>" + self._answer(outputs) + "</answer>"
+
+    def _wanted(
+        self, history: _History, ready: list[tuple[str, dict[str, Any]]]
+    ) -> tuple[list[str], list[str]]:
+        """Tools to have loaded now: found by search, and loaded by name (guesses)."""
+        if not self._revealed:
+            return list(self.task.tools), []
+        if self.mode != "decoupled":
+            revealed = [self._calls[node].tool for node, _ in ready if node in self._revealed]
+            return list(dict.fromkeys([*self._stated, *revealed])), []
+        guessed: list[str] = []
+        held = [*self._stated]
+        for round_ in self._guesses:
+            if any(
+                self._names[tool] not in history.loaded
+                and self._names[tool] not in history.inspected
+                for tool in held
+            ):
+                break
+            guessed.extend(round_)
+            held = round_
+        return list(self._stated), guessed
 
     def _turn(self, phase: str, calls: list[str]) -> str:
         if self.mode == "react":
             return calls[0]
-        return f"<phase>{phase}</phase>\n" + "\n".join(calls)
+        return f"<phase>{phase}</phase>\n" + "\n".join(calls[: self._limit])
 
     def _progress(
         self, history: _History
     ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
-        """Observed outputs by node, and the calls of every node ready to run now."""
+        """Observed outputs by node, and every node ready to run now with its arguments."""
         outputs: dict[str, Any] = {}
         attempted: set[str] = set()
         ready: list[tuple[str, dict[str, Any]]] = []
         for level in self.task.levels():
             for node in level:
-                call = next(c for c in self.task.calls if c.id == node)
+                call = self._calls[node]
                 if any(dep not in outputs for dep in call.depends_on):
                     continue
                 try:
@@ -196,7 +336,7 @@ class OracleScript:
                         if ok:
                             outputs[node] = content
                 if node not in attempted:
-                    ready.append((name, arguments))
+                    ready.append((node, arguments))
         return outputs, ready
 
     def _answer(self, outputs: dict[str, Any]) -> str:

@@ -254,6 +254,7 @@ class World:
         self.now_utc: datetime = datetime(
             self.today.year, self.today.month, self.today.day, clock.randrange(7, 20), 0
         )
+        self._built_flights: dict[str, Flight] = {}
         self._cities = {city.key: city for city in CITIES}
         for city in CITIES:
             self._cities.setdefault(normalize_name(city.airport), city)
@@ -405,19 +406,28 @@ class World:
 
     # travel --------------------------------------------------------------------------------------
     @cached_property
-    def flights(self) -> dict[str, Flight]:
-        """All scheduled flights by number (outbound even, return odd, as airlines do)."""
-        out: dict[str, Flight] = {}
+    def _routes(self) -> dict[str, tuple[str, City, City]]:
+        """Flight number → (airline, origin, destination); outbound even, return odd."""
+        out: dict[str, tuple[str, City, City]] = {}
         for code, airline, hubs in _AIRLINES:
             rng = self.rng("routes", code)
             numbers = rng.sample(range(100, 999, 2), 12)
             for index, number in enumerate(numbers):
                 hub = self.city(hubs[index % len(hubs)])
                 dest = rng.choice([c for c in CITIES if c.name not in hubs])
-                for num, origin, destination in ((number, hub, dest), (number + 1, dest, hub)):
-                    flight = self._make_flight(f"{code}{num}", airline, origin, destination)
-                    out[flight.number] = flight
+                out[f"{code}{number}"] = (airline, hub, dest)
+                out[f"{code}{number + 1}"] = (airline, dest, hub)
         return out
+
+    @cached_property
+    def flight_numbers(self) -> list[str]:
+        """Every scheduled flight number, sorted (cheap: no flight is built)."""
+        return sorted(self._routes)
+
+    @cached_property
+    def flights(self) -> dict[str, Flight]:
+        """All scheduled flights by number (outbound even, return odd, as airlines do)."""
+        return {number: self.flight(number) for number in self._routes}
 
     def _make_flight(self, number: str, airline: str, origin: City, dest: City) -> Flight:
         rng = self.rng("flight", number)
@@ -449,12 +459,15 @@ class World:
         )
 
     def flight(self, number: str) -> Flight:
-        """A flight by number (``"lh 400"`` and ``"LH400"`` both work)."""
+        """A flight by number (``"lh 400"`` and ``"LH400"`` both work), built on first use."""
         key = "".join(number.split()).upper()
-        try:
-            return self.flights[key]
-        except KeyError:
-            raise ToolEnvNotFoundError(f"no scheduled flight {number!r}") from None
+        if key not in self._built_flights:
+            try:
+                airline, origin, destination = self._routes[key]
+            except KeyError:
+                raise ToolEnvNotFoundError(f"no scheduled flight {number!r}") from None
+            self._built_flights[key] = self._make_flight(key, airline, origin, destination)
+        return self._built_flights[key]
 
     def flight_status(self, flight: Flight, day: date) -> dict[str, int | str]:
         """Operational status of ``flight`` on ``day``."""

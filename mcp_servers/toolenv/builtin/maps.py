@@ -36,7 +36,8 @@ def _same_landmass(a: City, b: City) -> bool:
 
 @maps.tool(
     "geocode",
-    "Turn a city name or address into coordinates (latitude, longitude) and country.",
+    "Turn a city name or address into coordinates (latitude, longitude), country and the "
+    "currency used there.",
     params={"query": string("City name or address.", min_length=1)},
     required=("query",),
     output=obj(
@@ -45,6 +46,7 @@ def _same_landmass(a: City, b: City) -> bool:
             "name": string(),
             "country": string(),
             "country_code": string(),
+            "currency": string("ISO 4217 code of the local currency."),
             "lat": number(),
             "lon": number(),
         },
@@ -58,6 +60,7 @@ def _geocode(world: World, args: dict[str, Any]) -> dict[str, Any]:
         "name": city.name,
         "country": city.country,
         "country_code": city.country_code,
+        "currency": city.currency,
         "lat": city.lat,
         "lon": city.lon,
     }
