@@ -107,6 +107,7 @@ class OnnxGenAIPolicy(LocalPolicy):
         self._max_context = max_context
         self._slot_count = slots
         self._cache_dir = cache_dir
+        self._weights: Path | None = None
         self._model: og.Model | None = None
         self._eos_ids: list[int] = []
         self._context = 0
@@ -137,7 +138,8 @@ class OnnxGenAIPolicy(LocalPolicy):
         with self._load_lock:
             if self._model is not None:
                 return
-            path = self.export_dir  # first: it names the extra when the engine is missing
+            # First: it names the extra when the engine is missing.
+            path = self._weights if self._weights is not None else self.export_dir
             import onnxruntime_genai as og
             from transformers import AutoTokenizer
 
@@ -165,6 +167,22 @@ class OnnxGenAIPolicy(LocalPolicy):
     def clear_prefix_cache(self) -> None:
         """Forget the kept sequences (needed after the exported weights change)."""
         self._slots = []
+
+    def use_export(self, export: Path) -> None:
+        """Load ``export`` (this model's export with new weights, see :mod:`.ort_weights`) now.
+
+        Requests after this call generate with it (RL rollouts after an update); call it while
+        no request is in flight. The kept sequences are dropped: their keys and values came from
+        the previous weights.
+
+        Raises:
+            ConfigError: the export cannot be loaded.
+        """
+        with self._load_lock:
+            self._weights = Path(export)
+            self._model = None
+            self.clear_prefix_cache()
+        self.load()
 
     # -- generation --------------------------------------------------------------------------
 

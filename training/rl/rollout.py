@@ -1,10 +1,15 @@
-"""Where rollouts are generated: the trained transformers model itself, or vLLM (GPU).
+"""Where rollouts are generated: the trained transformers model, ONNX Runtime GenAI, or vLLM.
 
 Every engine is token-in-token-out: completions carry prompt ids, sampled ids and their log-probs,
 so :func:`~training.algo.tokens.episode_rows` never re-tokenizes text.
 
 - ``transformers``: the ``TransformersPolicy`` sharing the trained weights; a sync only drops
   its prefix cache (keys and values computed by the previous weights).
+- ``onnx`` (CPU, LoRA): an ``OnnxGenAIPolicy`` on the base model's ONNX Runtime GenAI export
+  (built once, cached); after each update the adapter's merged linear weights are written into a
+  copy of that export (:mod:`paraagent_runtime.policy.ort_weights`, seconds instead of a rebuild)
+  and the engine loads it. The loss's log-probs are still recomputed by the trained model, so
+  training does not depend on the engine's numerics (its sampling log-probs agree to ~1e-5).
 - ``vllm`` (colocate, one node): an in-process ``VLLMPolicy`` on the trainer's GPU with
   ``enable_lora``; after each update the adapter is saved and the engine switches to it.
 - ``vllm_server`` (several nodes): a ``vllm serve --enable-lora`` endpoint reached through the
@@ -13,14 +18,16 @@ so :func:`~training.algo.tokens.episode_rows` never re-tokenizes text.
   ``/load_lora_adapter`` endpoint (the server needs ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``);
   the previous one is unloaded.
 
-vLLM is imported lazily, only by the ``vllm`` engine.
+vLLM and ONNX Runtime GenAI are imported lazily, only by their engines.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -30,11 +37,19 @@ if TYPE_CHECKING:
     from .config import RLConfig
     from .model import RLModel
 
-__all__ = ["RolloutEngine", "SharedWeights", "VLLMColocated", "VLLMServer", "vllm_engine"]
+__all__ = [
+    "OnnxRollouts",
+    "RolloutEngine",
+    "SharedWeights",
+    "VLLMColocated",
+    "VLLMServer",
+    "rollout_engine",
+]
 
 logger = logging.getLogger(__name__)
 
 ADAPTERS_DIR = "rollout-adapters"
+EXPORTS_DIR = "rollout-exports"
 
 
 class RolloutEngine(Protocol):
@@ -67,6 +82,59 @@ class SharedWeights:
 
     async def aclose(self) -> None:
         """Nothing to release (the trainer owns the model)."""
+
+
+class OnnxRollouts:
+    """Rollouts from ONNX Runtime GenAI on the CPU, its export's weights rewritten per update.
+
+    Args:
+        config: The run's configuration (``output_dir``, ``max_length``, ``tasks_per_step``,
+            ``group_size``).
+        base_model: The base model directory (the adapter is trained on top of it).
+
+    Raises:
+        UserError: the ``local`` extra (onnxruntime-genai) is missing (when the first sync
+            exports the base model).
+    """
+
+    def __init__(self, config: RLConfig, base_model: Path) -> None:
+        from paraagent_runtime.policy import OnnxGenAIPolicy
+
+        self._onnx = OnnxGenAIPolicy(
+            base_model,
+            model_name="rl-policy",
+            max_context=config.max_length,
+            slots=config.tasks_per_step * config.group_size,
+        )
+        self.policy: Policy = self._onnx
+        self._exports = config.output_dir / EXPORTS_DIR
+        self._written: list[Path] = []
+        self.last_sync_s = 0.0
+        """Seconds the last :meth:`sync` took (merge, write, load)."""
+
+    async def sync(self, model: RLModel, step: int) -> None:
+        """Write the adapter's merged weights into a copy of the base export and load it."""
+        from paraagent_runtime.policy.ort_weights import linear_weights, write_linear_weights
+
+        started = time.perf_counter()
+        base = await asyncio.to_thread(lambda: self._onnx.export_dir)
+        weights = linear_weights(model.module)
+        target = await asyncio.to_thread(
+            write_linear_weights, base, weights, self._exports / f"step-{step}"
+        )
+        await asyncio.to_thread(self._onnx.use_export, target)
+        self._written.append(target)
+        while len(self._written) > 1:
+            shutil.rmtree(self._written.pop(0), ignore_errors=True)
+        self.last_sync_s = time.perf_counter() - started
+        logger.info(
+            "rollout weights for step %d written and loaded in %.1f s", step, self.last_sync_s
+        )
+
+    async def aclose(self) -> None:
+        """Drop the engine and the written exports (the base export stays cached)."""
+        await self._onnx.aclose()
+        shutil.rmtree(self._exports, ignore_errors=True)
 
 
 class _AdapterPublisher:
@@ -191,18 +259,21 @@ class VLLMServer:
         await self._http.aclose()
 
 
-def vllm_engine(config: RLConfig) -> RolloutEngine | None:
-    """The vLLM engine ``config.rollout_backend`` names (``None`` for ``transformers``).
+def rollout_engine(config: RLConfig) -> RolloutEngine | None:
+    """The engine ``config.rollout_backend`` names (``None`` for ``transformers``).
 
     Built before the trained model is loaded, so a missing vLLM fails before any GPU work.
 
     Raises:
         UserError: the ``vllm`` backend without vLLM installed.
     """
-    if config.rollout_backend == "vllm":
+    if config.rollout_backend in ("vllm", "onnx"):
         from paraagent_runtime.policy.smollm2 import ensure_smollm2
 
-        return VLLMColocated(config, config.model or str(ensure_smollm2()))
+        base = config.model or str(ensure_smollm2())
+        if config.rollout_backend == "onnx":
+            return OnnxRollouts(config, Path(base))
+        return VLLMColocated(config, base)
     if config.rollout_backend == "vllm_server":
         return VLLMServer(config)
     return None

@@ -77,7 +77,7 @@ from .distributed import Parallel
 from .model import load_rl_model
 from .plot import plot_curves
 from .replay import ReplayPool
-from .rollout import SharedWeights, vllm_engine
+from .rollout import SharedWeights, rollout_engine
 
 __all__ = ["RLTrainer"]
 
@@ -167,12 +167,12 @@ class RLTrainer:
         self.parallel = Parallel(config.device)
         self.device = self.parallel.device
         local = dataclasses.replace(config, device=self.device)
-        vllm = vllm_engine(local)
+        engine = rollout_engine(local)
         if self.device.startswith("cuda"):
             torch.cuda.set_device(torch.device(self.device).index or 0)
         self.rl_model = load_rl_model(local, checkpoint=checkpoint if resuming else None)
         self.policy = self.rl_model.policy
-        self.engine = vllm if vllm is not None else SharedWeights(self.rl_model)
+        self.engine = engine if engine is not None else SharedWeights(self.rl_model)
         if config.gradient_checkpointing:
             self.rl_model.module.activation_checkpointing_enable(
                 activation_checkpointing_kwargs={"use_reentrant": False}

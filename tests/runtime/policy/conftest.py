@@ -1,6 +1,6 @@
 """Fixtures for the policy tests.
 
-A tiny random-init model with SmolLM2's tokenizer, built once per session.
+A tiny random-init model with SmolLM2's tokenizer, built once per session, and its export.
 """
 
 from __future__ import annotations
@@ -54,3 +54,17 @@ def varied_model_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFact
                 weight.copy_(torch.randn(weight.shape, generator=generator) * 0.5)
     model.save_pretrained(path)
     return path
+
+
+@pytest.fixture(scope="session")
+def export_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the tests' ONNX Runtime GenAI exports live (one per session)."""
+    return tmp_path_factory.mktemp("ort-exports")
+
+
+@pytest.fixture(scope="session")
+def varied_export(varied_model_dir: Path, export_cache: Path) -> Path:
+    """The varied tiny model (greedy turns vary token to token), exported once."""
+    from paraagent_runtime.policy.ort_export import ensure_ort_model
+
+    return ensure_ort_model(varied_model_dir, cache_dir=export_cache)

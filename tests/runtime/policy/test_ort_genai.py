@@ -31,17 +31,6 @@ needs_engine = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="session")
-def export_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("ort-exports")
-
-
-@pytest.fixture(scope="session")
-def varied_export(varied_model_dir: Path, export_cache: Path) -> Path:
-    """The varied tiny model (greedy turns vary token to token), exported once."""
-    return ort_export.ensure_ort_model(varied_model_dir, cache_dir=export_cache)
-
-
 @pytest.fixture
 def policy(varied_model_dir: Path, varied_export: Path, export_cache: Path) -> OnnxGenAIPolicy:
     return OnnxGenAIPolicy(varied_model_dir, model_name="tiny", cache_dir=export_cache)
