@@ -3,7 +3,9 @@
 One builder serves every index: the keyword search of the runtime core (no dependencies), and
 the BM25 and embedding halves of the ``retrieval`` extra. A document reads
 ``provider | tool name (split into words) | description | parameters``, where each parameter
-contributes its name, description and enum values.
+contributes its name, description and enum values. A *terse* tool (no description, or one that
+only repeats its name) gets its category as well, so the parameters, provider and category carry
+the meaning its description does not. Text in any language is kept as written.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from typing import Any
 
 from .tools import ToolSpec
 
-__all__ = ["provider_of", "split_identifier", "tool_document"]
+__all__ = ["is_terse", "provider_of", "split_identifier", "tool_document"]
 
 _SEPARATORS = frozenset("_-./:")
 _MAX_ENUM_VALUES = 12
 _MAX_DOC_CHARS = 2000
+_TERSE_EXTRA_WORDS = 3
+"""A description adding fewer words than this to the tool's name and provider is terse."""
 
 
 def split_identifier(name: str) -> list[str]:
@@ -69,12 +73,29 @@ def _parameter_lines(schema: Mapping[str, Any]) -> Iterable[str]:
         yield ": ".join(parts)
 
 
+def _word_set(text: str) -> set[str]:
+    return {
+        word.lower() for word in split_identifier("".join(c if c.isalnum() else " " for c in text))
+    }
+
+
+def is_terse(spec: ToolSpec) -> bool:
+    """Whether ``spec``'s description says little beyond its name and provider.
+
+    True when it is missing or adds fewer than three words to the words of the tool name and
+    provider (``"Weather: Forecast"`` for ``weather/forecast``).
+    """
+    named = _word_set(spec.tool) | _word_set(provider_of(spec))
+    return len(_word_set(spec.description) - named) < _TERSE_EXTRA_WORDS
+
+
 def tool_document(spec: ToolSpec) -> str:
     """Build the searchable text of one tool.
 
     The document reads ``provider | tool name (split into words) | description | parameters``,
-    where each parameter contributes its name, description and enum values. Empty parts are
-    left out, and the result is cut at 2,000 characters (the encoder truncates anyway).
+    where each parameter contributes its name, description and enum values; a terse tool
+    (:func:`is_terse`) gets ``| category: ...`` after its description. Empty parts are left out,
+    and the result is cut at 2,000 characters (the encoder truncates anyway).
 
     Args:
         spec: The tool to describe.
@@ -87,6 +108,8 @@ def tool_document(spec: ToolSpec) -> str:
     parts.append(" ".join(split_identifier(spec.tool)))
     if spec.description.strip():
         parts.append(" ".join(spec.description.split()))
+    if spec.category.strip() and is_terse(spec):
+        parts.append(f"category: {' '.join(split_identifier(spec.category))}")
     parameters = "; ".join(_parameter_lines(spec.input_schema))
     if parameters:
         parts.append(f"parameters: {parameters}")

@@ -24,7 +24,8 @@ from .tools import ToolSpec
 
 __all__ = ["KeywordToolSearch", "tokenize"]
 
-_WORD = re.compile(r"[A-Za-z0-9]+")
+_WORD = re.compile(r"[^\W_]+")
+"""Letters and digits of any script: a non-English description is searchable as written."""
 _STOP_WORDS = frozenset(
     "a an and are as at be by for from in into is it of on or the this that to with".split()
 )

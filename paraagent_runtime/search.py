@@ -7,12 +7,29 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from .tools import ToolSpec
 
-__all__ = ["ToolSearch", "default_tool_search", "index_scope"]
+__all__ = ["NeedAwareSearch", "SearchHit", "ToolSearch", "default_tool_search", "index_scope"]
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result.
+
+    Attributes:
+        tool: The tool id.
+        score: Its score (higher is better; comparable only within one result list).
+        answers: The part of the query this tool was found for, when the search split a
+            multi-part request into its needs; ``None`` when it answers the query as a whole.
+    """
+
+    tool: str
+    score: float
+    answers: str | None = None
 
 
 @runtime_checkable
@@ -29,6 +46,15 @@ class ToolSearch(Protocol):
 
     async def search(self, query: str, *, top_k: int = 5) -> list[tuple[str, float]]:
         """Return ``(tool_id, score)`` pairs for ``query``, best first."""
+        ...
+
+
+@runtime_checkable
+class NeedAwareSearch(Protocol):
+    """A :class:`ToolSearch` that can say which part of a request each result answers."""
+
+    async def search_hits(self, query: str, *, top_k: int = 5) -> list[SearchHit]:
+        """Return the ``top_k`` best hits for ``query``, best first."""
         ...
 
 

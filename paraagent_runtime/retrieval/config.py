@@ -33,6 +33,8 @@ class SearchMode(enum.StrEnum):
     BM25 = "bm25"
     DENSE = "dense"
     HYBRID = "hybrid"
+    COVERAGE = "coverage"
+    """Hybrid search per need of a decomposed request, merged so every need is represented."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,11 @@ class RetrievalConfig:
         batch_size: Documents per embedding batch.
         encoder_backend: ``auto``, ``onnx`` or ``torch``: what runs the embedding model (see
             :class:`~paraagent_runtime.retrieval.encoder.SentenceEncoder`).
+        coverage_context: In ``coverage`` mode, the share of each need's fused ranking that
+            comes from the whole request's lists (see :mod:`.coverage`).
+        coverage_diversity: In ``coverage`` mode, rank positions a tool loses per earlier
+            result from its provider (maximal marginal relevance across providers).
+        max_needs: At most this many needs per request in ``coverage`` mode.
     """
 
     model: str | Path | None = None
@@ -80,10 +87,16 @@ class RetrievalConfig:
     providers_top_k: int = 5
     batch_size: int = 64
     encoder_backend: EncoderBackend = "auto"
+    coverage_context: float = 0.25
+    coverage_diversity: float = 1.0
+    max_needs: int = 6
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.dense_weight <= 1.0:
-            raise ConfigError(f"dense_weight must be in [0, 1], got {self.dense_weight}")
+        for name in ("dense_weight", "coverage_context"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if self.coverage_diversity < 0:
+            raise ConfigError(f"coverage_diversity must be >= 0, got {self.coverage_diversity}")
         for name in (
             "candidates",
             "rerank_depth",
@@ -93,6 +106,7 @@ class RetrievalConfig:
             "providers_top_k",
             "max_query_chars",
             "hnsw_ef_construction",
+            "max_needs",
         ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")

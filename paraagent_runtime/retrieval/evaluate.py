@@ -1,86 +1,217 @@
-"""The retrieval evaluation: BM25 vs dense vs hybrid (vs re-ranked) on StableToolBench.
+"""The retrieval evaluation: BM25, dense, hybrid and hybrid with coverage, single and multi-tool.
 
-Fusion is tuned on a held-out *dev* part of the queries (a stable 30 % by query id) and reported
-on the remaining *test* part, so the hybrid numbers are not fitted to the queries they are
-measured on. Distractor tools (e.g. the ToolEnv catalog, wired by the CLI composition root) can
-be added to the pool; ``paraagent eval retrieval`` is :mod:`paraagent_runtime.cli.eval_retrieval`.
+Queries come from :mod:`.querysets` (StableToolBench and Seal-Tools, each against its own tool
+pool, optionally grown with distractors). Every query is searched once per retriever, whole and
+per need (:mod:`.decompose`); the systems are then ranked offline from those lists, so tuning a
+fusion setting on the *dev* part costs no extra embedding. Scores are reported per part (``dev``,
+``test``), per data set and per kind (``single``, ``multi``, ``all``), with bootstrap intervals
+and paired intervals between systems (:mod:`paraagent_runtime.intervals`), and the JSON keeps
+each query's top ten per system. ``paraagent eval retrieval`` is
+:mod:`paraagent_runtime.cli.eval_retrieval`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import MissingExtraError
-from ..plotting import pyplot, save_figure
+from ..documents import provider_of, split_identifier
+from ..errors import ConfigError
+from ..intervals import bootstrap_mean, paired_bootstrap_difference
 from ..tools import ToolSpec
-from .config import RetrievalConfig, SearchMode
+from .config import RetrievalConfig
+from .coverage import cover, need_ranking
+from .decompose import decompose
 from .fusion import FusionMethod, Ranking, fuse
 from .metrics import completeness_at_k, ndcg_at_k, recall_at_k
-from .stabletoolbench import RetrievalQuery, load_stabletoolbench
+from .querysets import query_part
+from .stabletoolbench import RetrievalBench, RetrievalQuery
 
-__all__ = ["EvalReport", "evaluate_retrieval", "write_report"]
+if TYPE_CHECKING:
+    from .index import HybridToolSearch
+    from .prefill import Progress
+
+__all__ = [
+    "EvalReport",
+    "Setting",
+    "drop_duplicates",
+    "evaluate_retrieval",
+    "rank_query",
+    "report_table",
+    "write_report",
+]
 
 logger = logging.getLogger(__name__)
 
 KS = (1, 3, 5, 10)
-TOOLOMNI_CONTEXT = {
-    "note": "ToolOmni (arXiv 2604.13787), multi-domain ToolBench NDCG, a different corpus",
-    "bm25": 18.3,
-    "embedding": 37.1,
-    "toolomni": 78.3,
-}
-_GRID_WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
-_GRID_RRF_K = (5.0, 20.0, 60.0)
+KINDS = ("single", "multi", "all")
+HEADLINE = ("ndcg@5", "completeness@5")
+"""The metrics that get intervals and paired comparisons."""
+PAIRS = (
+    ("coverage", "hybrid_minmax"),
+    ("coverage", "bm25"),
+    ("coverage", "hybrid"),
+    ("hybrid", "hybrid_minmax"),
+)
+"""``(system, baseline)`` pairs compared with paired bootstrap intervals."""
+_TOP = 10
+_GRID_METHODS = ((FusionMethod.RRF, 20.0), (FusionMethod.RRF, 60.0), (FusionMethod.ZSCORE, 60.0))
+_GRID_WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
+_GRID_CONTEXT = (0.0, 0.25, 0.5)
+_GRID_DIVERSITY = (0.0, 1.0, 3.0)
+_NORMALIZE = re.compile(r"[^0-9a-z]+")
 
 
 @dataclass(frozen=True)
-class FusionChoice:
-    """One fusion setting of the tuning grid."""
+class Setting:
+    """The fusion and coverage settings that turn raw lists into a system's ranking."""
 
     method: FusionMethod
     dense_weight: float
     rrf_k: float
+    context: float = 0.0
+    diversity: float = 0.0
+
+    @classmethod
+    def of(cls, config: RetrievalConfig) -> Setting:
+        """The settings a :class:`RetrievalConfig` searches with."""
+        return cls(
+            FusionMethod(config.fusion),
+            config.dense_weight,
+            config.rrf_k,
+            config.coverage_context,
+            config.coverage_diversity,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
-        return {"method": self.method.value, "dense_weight": self.dense_weight, "rrf_k": self.rrf_k}
+        return {**asdict(self), "method": self.method.value}
+
+
+MINMAX = Setting(FusionMethod.SCORE, 0.5, 60.0)
+"""The hybrid before issue #27: min-max score fusion, equal weights, no coverage."""
+
+
+@dataclass(frozen=True)
+class _Lists:
+    """One query's raw rankings: the whole query's and each need's ``(dense, bm25)`` pair."""
+
+    query: RetrievalQuery
+    bench: str
+    part: str
+    needs: list[str]
+    whole: tuple[Ranking, Ranking]
+    per_need: list[tuple[Ranking, Ranking]]
 
 
 @dataclass
 class EvalReport:
-    """Scores per split (``test``, ``all``), system, group and metric (``ndcg@5`` ...)."""
+    """Scores, intervals, paired differences and per-query rankings of one evaluation.
 
-    pool_size: int
-    queries: int
-    dev_queries: int
+    ``scores[part][set][kind][system][metric]``; ``intervals`` and ``paired`` are keyed the same
+    way down to the system (or ``"system - baseline"``) and hold :class:`Interval` dicts for the
+    :data:`HEADLINE` metrics. ``set`` is a data-set name or ``all``.
+    """
+
+    pools: dict[str, int]
+    queries: dict[str, int]
     model: str
-    tuned: dict[str, Any]
-    scores: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)
-    context: dict[str, Any] = field(default_factory=lambda: dict(TOOLOMNI_CONTEXT))
+    settings: dict[str, Any]
+    distractors_dropped: int = 0
+    scores: dict[str, Any] = field(default_factory=dict)
+    intervals: dict[str, Any] = field(default_factory=dict)
+    paired: dict[str, Any] = field(default_factory=dict)
+    rankings: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
-        return {
-            "pool_size": self.pool_size,
-            "queries": self.queries,
-            "dev_queries": self.dev_queries,
-            "model": self.model,
-            "tuned_fusion": self.tuned,
-            "scores": self.scores,
-            "context": self.context,
-        }
+        return asdict(self)
 
 
-def _is_dev(query: RetrievalQuery, fraction: float) -> bool:
-    bucket = int(hashlib.sha256(query.query_id.encode()).hexdigest()[:8], 16) % 1000
-    return bucket < fraction * 1000
+def _key(text: str) -> str:
+    return _NORMALIZE.sub("", text.lower())
+
+
+def _identity(spec: ToolSpec) -> tuple[str, str]:
+    return _key(" ".join(split_identifier(provider_of(spec)))), _key(spec.tool)[:40]
+
+
+def drop_duplicates(
+    pool: Sequence[ToolSpec], distractors: Sequence[ToolSpec]
+) -> tuple[list[ToolSpec], int]:
+    """The distractors that are not another copy of a pool tool, and how many were dropped.
+
+    A distractor is a copy when its id is a pool id, or when its tool name matches a pool tool's
+    and its provider's name contains that tool's provider name (ToolEnv serves StableToolBench's
+    ``TheClique`` endpoints as ``rapidapi_theclique/...`` and Seal-Tools' as ``seal_<domain>``).
+    Retrieving such a copy would count as a miss.
+
+    Args:
+        pool: The evaluated pool (its tools are the gold candidates).
+        distractors: Extra tools to add.
+    """
+    ids = {tool.id for tool in pool}
+    providers_by_name: dict[str, set[str]] = {}
+    for tool in pool:
+        provider, name = _identity(tool)
+        providers_by_name.setdefault(name, set()).add(provider[:30])
+    kept: list[ToolSpec] = []
+    for tool in distractors:
+        provider, name = _identity(tool)
+        owners = providers_by_name.get(name, ())
+        if tool.id in ids or any(owner in provider for owner in owners):
+            continue
+        kept.append(tool)
+    return kept, len(distractors) - len(kept)
+
+
+def _kind(query: RetrievalQuery) -> str:
+    return "multi" if query.multi_tool else "single"
+
+
+def rank_query(
+    whole: tuple[Ranking, Ranking],
+    per_need: Sequence[tuple[Ranking, Ranking]],
+    setting: Setting,
+    *,
+    coverage: bool,
+    provider: Mapping[str, str] | None = None,
+    k: int = _TOP,
+) -> list[str]:
+    """One system's top ``k`` for a query from its raw lists (what the index serves, offline).
+
+    Args:
+        whole: The whole query's ``(dense, bm25)`` rankings.
+        per_need: Each need's pair (ignored unless ``coverage`` and two or more needs).
+        setting: Fusion (and coverage) settings.
+        coverage: Merge the needs' rankings with coverage.
+        provider: Tool id to provider, for the diversity penalty.
+        k: How many ids.
+    """
+    if not coverage or len(per_need) < 2:
+        fused = fuse(
+            *whole, method=setting.method, dense_weight=setting.dense_weight, rrf_k=setting.rrf_k
+        )
+        return [tool for tool, _ in fused[:k]]
+    rankings = [
+        need_ranking(
+            pair,
+            whole,
+            method=setting.method,
+            dense_weight=setting.dense_weight,
+            rrf_k=setting.rrf_k,
+            context=setting.context,
+        )
+        for pair in per_need
+    ]
+    hits = cover(rankings, k, provider=provider, diversity=setting.diversity)
+    return [hit.tool for hit in hits]
 
 
 def _metrics(ranked: Sequence[str], gold: Sequence[str]) -> dict[str, float]:
@@ -92,171 +223,285 @@ def _metrics(ranked: Sequence[str], gold: Sequence[str]) -> dict[str, float]:
     return out
 
 
-def _average(rows: list[dict[str, float]]) -> dict[str, float]:
-    if not rows:
-        return {}
-    return {key: sum(row[key] for row in rows) / len(rows) for key in rows[0]}
-
-
-def _fused(pair: tuple[Ranking, Ranking], choice: FusionChoice) -> list[str]:
-    dense, lexical = pair
-    ranking = fuse(
-        dense, lexical, method=choice.method, dense_weight=choice.dense_weight, rrf_k=choice.rrf_k
+def _mean_ndcg(
+    lists: Sequence[_Lists],
+    providers: Mapping[str, Mapping[str, str]],
+    setting: Setting,
+    coverage: bool,
+) -> float:
+    total = sum(
+        ndcg_at_k(
+            rank_query(
+                item.whole,
+                item.per_need,
+                setting,
+                coverage=coverage,
+                provider=providers[item.bench],
+                k=5,
+            ),
+            item.query.gold,
+            5,
+        )
+        for item in lists
     )
-    return [tool for tool, _ in ranking]
+    return total / max(len(lists), 1)
 
 
-def _tune(
-    pairs: Sequence[tuple[Ranking, Ranking]], queries: Sequence[RetrievalQuery]
-) -> FusionChoice:
-    """The grid setting with the best mean NDCG@5 on ``queries`` (first wins ties)."""
-    grid = [
-        FusionChoice(FusionMethod.RRF, weight, k)
-        for weight, k in itertools.product(_GRID_WEIGHTS, _GRID_RRF_K)
-    ] + [FusionChoice(FusionMethod.SCORE, weight, 60.0) for weight in _GRID_WEIGHTS]
+def _best(
+    grid: Sequence[Setting],
+    lists: Sequence[_Lists],
+    providers: Mapping[str, Mapping[str, str]],
+    coverage: bool,
+) -> Setting:
+    """The grid setting with the best mean NDCG@5 on ``lists`` (the first wins ties)."""
     best, best_score = grid[0], -1.0
-    for choice in grid:
-        score = sum(
-            ndcg_at_k(_fused(pair, choice), query.gold, 5)
-            for pair, query in zip(pairs, queries, strict=True)
-        ) / max(len(queries), 1)
+    for setting in grid:
+        score = _mean_ndcg(lists, providers, setting, coverage)
         if score > best_score + 1e-12:
-            best, best_score = choice, score
+            best, best_score = setting, score
     return best
 
 
-async def evaluate_retrieval(
-    data_dir: str | Path,
-    *,
-    search: Any | None = None,
-    distractors: Sequence[ToolSpec] = (),
-    dev_fraction: float = 0.3,
-    depth: int = 100,
-) -> EvalReport:
-    """Run the retrieval evaluation on StableToolBench.
-
-    Args:
-        data_dir: The ``stabletoolbench`` data folder.
-        search: A :class:`~paraagent_runtime.retrieval.HybridToolSearch` (its encoder, reranker
-            and persistence are used); a default one is built when omitted.
-        distractors: Extra tools added to the pool (ids clashing with the pool are dropped).
-        dev_fraction: Share of queries used to tune the fusion (excluded from ``test``).
-        depth: Candidates per retriever before fusion.
+def tune(
+    lists: Sequence[_Lists], providers: Mapping[str, Mapping[str, str]]
+) -> tuple[Setting, Setting]:
+    """The best fusion on ``lists`` (dev queries only), then the best coverage on top of it.
 
     Returns:
-        The report; systems are ``bm25``, ``dense``, ``hybrid`` (the index's configured
-        fusion), ``hybrid_rrf`` (RRF k=60, equal weights), ``hybrid_tuned`` (best on dev)
-        and, when the index has a re-ranker, ``reranked``.
+        ``(hybrid setting, coverage setting)``.
     """
-    from .index import HybridToolSearch
+    if not lists:
+        raise ConfigError("fusion tuning needs dev queries; none were loaded")
+    fusion_grid = [
+        Setting(method, weight, rrf_k)
+        for (method, rrf_k), weight in itertools.product(_GRID_METHODS, _GRID_WEIGHTS)
+    ]
+    hybrid = _best(fusion_grid, lists, providers, coverage=False)
+    coverage_grid = [
+        replace(hybrid, context=context, diversity=diversity)
+        for context, diversity in itertools.product(_GRID_CONTEXT, _GRID_DIVERSITY)
+    ]
+    multi = [item for item in lists if len(item.per_need) > 1]
+    return hybrid, _best(coverage_grid, multi or lists, providers, coverage=True)
 
-    bench = load_stabletoolbench(data_dir)
-    index = search if search is not None else HybridToolSearch(RetrievalConfig())
-    pool = {tool.id: tool for tool in bench.tools}
-    for tool in distractors:
-        pool.setdefault(tool.id, tool)
-    await index.update(list(pool.values()))
-    queries = bench.queries
-    texts = [query.text for query in queries]
-    pairs = await index.rankings(texts, depth=depth)
-    dev = [i for i, query in enumerate(queries) if _is_dev(query, dev_fraction)]
-    tuned = _tune([pairs[i] for i in dev], [queries[i] for i in dev])
-    config = index.config
-    default = FusionChoice(FusionMethod(config.fusion), config.dense_weight, config.rrf_k)
-    rrf = FusionChoice(FusionMethod.RRF, 0.5, 60.0)
-    systems: dict[str, list[list[str]]] = {
-        "bm25": [[tool for tool, _ in lexical] for _, lexical in pairs],
-        "dense": [[tool for tool, _ in dense] for dense, _ in pairs],
-        "hybrid": [_fused(pair, default) for pair in pairs],
-        "hybrid_rrf": [_fused(pair, rrf) for pair in pairs],
-        "hybrid_tuned": [_fused(pair, tuned) for pair in pairs],
-    }
-    if getattr(index, "reranker", None) is not None:
-        index.config = _with_fusion(index.config, tuned)
-        reranked = await index.search_many(texts, top_k=max(KS), mode=SearchMode.HYBRID)
-        systems["reranked"] = [[tool for tool, _ in ranking] for ranking in reranked]
-    dev_set = set(dev)
-    report = EvalReport(
-        pool_size=len(pool),
-        queries=len(queries),
-        dev_queries=len(dev),
-        model=getattr(index.encoder, "name", "?"),
-        tuned=tuned.as_dict(),
+
+async def _lists_of(search: HybridToolSearch, bench: RetrievalBench, depth: int) -> list[_Lists]:
+    needs = [[need.text for need in decompose(query.text)] for query in bench.queries]
+    texts = list(
+        dict.fromkeys(
+            itertools.chain.from_iterable(
+                [query.text, *(parts if len(parts) > 1 else [])]
+                for query, parts in zip(bench.queries, needs, strict=True)
+            )
+        )
     )
-    groups = sorted({query.group for query in queries})
-    for split_name, members in (
-        ("test", [i for i in range(len(queries)) if i not in dev_set]),
-        ("all", list(range(len(queries)))),
-    ):
-        report.scores[split_name] = {}
-        for system, rankings in systems.items():
-            per_query = {i: _metrics(rankings[i], queries[i].gold) for i in members}
-            by_group = {"all": _average(list(per_query.values()))}
-            for group in groups:
-                by_group[group] = _average(
-                    [row for i, row in per_query.items() if queries[i].group == group]
-                )
-            report.scores[split_name][system] = by_group
+    pairs = dict(zip(texts, await search.rankings(texts, depth=depth), strict=True))
+    return [
+        _Lists(
+            query=query,
+            bench=bench.name,
+            part=query_part(query),
+            needs=parts,
+            whole=pairs[query.text],
+            per_need=[pairs[text] for text in parts] if len(parts) > 1 else [],
+        )
+        for query, parts in zip(bench.queries, needs, strict=True)
+    ]
+
+
+async def evaluate_retrieval(
+    benches: Sequence[RetrievalBench],
+    *,
+    search_for: Callable[[str], HybridToolSearch],
+    distractors: Sequence[ToolSpec] = (),
+    depth: int = 100,
+    prefill_chunk: int = 1024,
+    on_progress: Callable[[str], Progress] | None = None,
+) -> EvalReport:
+    """Evaluate every system on ``benches`` (each against its own pool plus ``distractors``).
+
+    Args:
+        benches: The query sets (see :func:`~.querysets.load_query_sets`); tuning uses their
+            ``dev`` queries, so include the dev part.
+        search_for: Builds the index of one data set (given its name), e.g. with an
+            ``index_dir`` of its own; its config gives the ``hybrid`` and ``coverage`` systems.
+        distractors: Extra tools for every pool (copies of pool tools are dropped).
+        depth: Candidates per retriever and query.
+        prefill_chunk: Documents per saved embedding chunk (when the index persists).
+        on_progress: Given a data-set name, the embedding progress callback for its pool.
+
+    Returns:
+        The report. Systems: ``bm25``, ``dense``, ``hybrid_minmax`` (:data:`MINMAX`), ``hybrid``
+        and ``coverage`` (the index's config), ``hybrid_tuned`` and ``coverage_tuned`` (tuned
+        on dev for this pool and model).
+    """
+    from .prefill import prefill
+
+    lists: list[_Lists] = []
+    providers: dict[str, dict[str, str]] = {}
+    pools: dict[str, int] = {}
+    dropped = 0
+    config: RetrievalConfig | None = None
+    model = "?"
+    for bench in benches:
+        search = search_for(bench.name)
+        config = search.config
+        extra, removed = drop_duplicates(bench.tools, distractors)
+        dropped += removed
+        pool = [*bench.tools, *extra]
+        if config.index_dir is not None:
+            callback = on_progress(bench.name) if on_progress is not None else None
+            await prefill(search, pool, chunk=prefill_chunk, on_progress=callback)
+        await search.update(pool)
+        model = getattr(search.encoder, "name", "?")
+        pools[bench.name] = len(pool)
+        providers[bench.name] = {tool.id: provider_of(tool) for tool in pool}
+        lists.extend(await _lists_of(search, bench, depth))
+    if config is None:
+        raise ConfigError("no query sets to evaluate")
+    dev = [item for item in lists if item.part == "dev"]
+    hybrid_tuned, coverage_tuned = tune(dev, providers)
+    configured = Setting.of(config)
+    settings: dict[str, tuple[Setting, bool]] = {
+        "hybrid_minmax": (MINMAX, False),
+        "hybrid": (configured, False),
+        "coverage": (configured, True),
+        "hybrid_tuned": (hybrid_tuned, False),
+        "coverage_tuned": (coverage_tuned, True),
+    }
+    ranked = {
+        "bm25": [[tool for tool, _ in item.whole[1][:_TOP]] for item in lists],
+        "dense": [[tool for tool, _ in item.whole[0][:_TOP]] for item in lists],
+    }
+    for system, (setting, coverage) in settings.items():
+        ranked[system] = [
+            rank_query(
+                item.whole,
+                item.per_need,
+                setting,
+                coverage=coverage,
+                provider=providers[item.bench],
+            )
+            for item in lists
+        ]
+    report = EvalReport(
+        pools=pools,
+        queries={part: sum(item.part == part for item in lists) for part in ("dev", "test")},
+        model=model,
+        settings={
+            "hybrid_minmax": MINMAX.as_dict(),
+            "configured": configured.as_dict(),
+            "hybrid_tuned_on_dev": hybrid_tuned.as_dict(),
+            "coverage_tuned_on_dev": coverage_tuned.as_dict(),
+        },
+        distractors_dropped=dropped,
+    )
+    _score(report, lists, ranked)
+    report.rankings = [
+        {
+            "id": item.query.query_id,
+            "set": item.bench,
+            "part": item.part,
+            "kind": _kind(item.query),
+            "gold": list(item.query.gold),
+            "needs": item.needs,
+            "top": {system: ranked[system][i] for system in ranked},
+        }
+        for i, item in enumerate(lists)
+    ]
     return report
 
 
-def _with_fusion(config: RetrievalConfig, choice: FusionChoice) -> RetrievalConfig:
-    from dataclasses import replace
+def _score(
+    report: EvalReport, lists: Sequence[_Lists], ranked: Mapping[str, list[list[str]]]
+) -> None:
+    sets = sorted({item.bench for item in lists})
+    for part in ("dev", "test"):
+        for set_name in [*sets, "all"]:
+            for kind in KINDS:
+                members = [
+                    i
+                    for i, item in enumerate(lists)
+                    if item.part == part
+                    and set_name in (item.bench, "all")
+                    and kind in (_kind(item.query), "all")
+                ]
+                if not members:
+                    continue
+                rows = {
+                    system: [_metrics(rankings[i], lists[i].query.gold) for i in members]
+                    for system, rankings in ranked.items()
+                }
+                where = (part, set_name, kind)
+                _put(
+                    report.scores,
+                    where,
+                    {
+                        system: {m: sum(r[m] for r in per) / len(per) for m in per[0]}
+                        for system, per in rows.items()
+                    },
+                )
+                _put(
+                    report.intervals,
+                    where,
+                    {
+                        system: {m: bootstrap_mean([r[m] for r in per]).as_dict() for m in HEADLINE}
+                        for system, per in rows.items()
+                    },
+                )
+                _put(
+                    report.paired,
+                    where,
+                    {
+                        f"{system} - {baseline}": {
+                            m: paired_bootstrap_difference(
+                                [r[m] for r in rows[system]], [r[m] for r in rows[baseline]]
+                            ).as_dict()
+                            for m in HEADLINE
+                        }
+                        for system, baseline in PAIRS
+                    },
+                )
 
-    return replace(
-        config, fusion=choice.method, dense_weight=choice.dense_weight, rrf_k=choice.rrf_k
-    )
+
+def _put(tree: dict[str, Any], path: Sequence[str], value: Any) -> None:
+    for key in path[:-1]:
+        tree = tree.setdefault(key, {})
+    tree[path[-1]] = value
 
 
-def report_table(report: EvalReport, split: str = "test") -> Any:
-    """A rich table of one split: a row per system and group, NDCG/Recall/Completeness@k."""
+def report_table(report: EvalReport, part: str = "test") -> Any:
+    """A rich table of one part: a row per data set, kind and system (NDCG/Completeness@5)."""
     from rich.table import Table
 
-    table = Table(title=f"tool retrieval, StableToolBench ({split}; pool {report.pool_size})")
-    table.add_column("system")
-    table.add_column("group")
-    columns = [f"ndcg@{k}" for k in KS] + [
-        f"{metric}@{k}" for metric in ("recall", "completeness") for k in (5, 10)
-    ]
-    for column in columns:
-        table.add_column(column.replace("completeness", "comp"), justify="right")
-    for system, by_group in report.scores[split].items():
-        for group, values in by_group.items():
-            if values:
-                table.add_row(system, group, *(f"{100 * values[c]:.1f}" for c in columns))
+    table = Table(title=f"tool retrieval ({part} part; pools {report.pools})")
+    for column in ("set", "kind", "system", "n", "NDCG@5 [95% CI]", "compl@5 [95% CI]"):
+        table.add_column(column, justify="right" if column == "n" else "left")
+    for set_name, kinds in report.intervals.get(part, {}).items():
+        for kind, systems in kinds.items():
+            for system, values in systems.items():
+                ndcg, complete = (values[m] for m in HEADLINE)
+                table.add_row(
+                    set_name, kind, system, str(ndcg["n"]), _percent(ndcg), _percent(complete)
+                )
     return table
 
 
+def _percent(interval: Mapping[str, float]) -> str:
+    return (
+        f"{100 * interval['estimate']:.1f} "
+        f"[{100 * interval['low']:.1f}, {100 * interval['high']:.1f}]"
+    )
+
+
 def write_report(report: EvalReport, out_dir: str | Path) -> list[Path]:
-    """Write ``retrieval_eval.json`` and, when matplotlib is installed, ``retrieval_eval.png``.
+    """Write ``retrieval_eval.json`` (scores, intervals, paired differences, rankings).
 
     Returns:
         The paths written.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    json_path = out / "retrieval_eval.json"
-    json_path.write_text(json.dumps(report.as_dict(), indent=1), encoding="utf-8")
-    written = [json_path]
-    try:
-        plt = pyplot()
-    except MissingExtraError as exc:
-        logger.warning("%s; skipping the PNG", exc)
-        return written
-    scores = report.scores["test"]
-    groups = [g for g in next(iter(scores.values())) if any(scores[s][g] for s in scores)]
-    figure, axes = plt.subplots(1, len(groups), figsize=(4.5 * len(groups), 3.8), squeeze=False)
-    for axis, group in zip(axes[0], groups, strict=True):
-        for system, by_group in scores.items():
-            axis.plot(
-                KS, [100 * by_group[group][f"ndcg@{k}"] for k in KS], marker="o", label=system
-            )
-        axis.set_title(f"{group} (test split)")
-        axis.set_xlabel("k")
-        axis.set_ylabel("NDCG@k (%)")
-        axis.set_xticks(KS)
-        axis.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=8)
-    figure.tight_layout()
-    written.append(save_figure(figure, out / "retrieval_eval.png", dpi=120))
-    return written
+    path = out / "retrieval_eval.json"
+    path.write_text(json.dumps(report.as_dict(), indent=1), encoding="utf-8")
+    return [path]

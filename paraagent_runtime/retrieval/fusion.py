@@ -1,11 +1,23 @@
-"""Fusing ranked lists from several retrievers (reciprocal-rank and normalized-score fusion)."""
+"""Fusing ranked lists from several retrievers: reciprocal-rank, z-score and min-max fusion.
+
+Min-max normalization gives whichever tool tops a list exactly 1 and so a fixed share of the fused
+score whatever its margin; rank- and z-score-based fusion do not have that artifact.
+"""
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
 
-__all__ = ["FusionMethod", "Ranking", "fuse", "reciprocal_rank_fusion", "score_fusion"]
+__all__ = [
+    "FusionMethod",
+    "Ranking",
+    "fuse",
+    "fuse_many",
+    "reciprocal_rank_fusion",
+    "score_fusion",
+    "zscore_fusion",
+]
 
 Ranking = Sequence[tuple[str, float]]
 """``(tool_id, score)`` pairs, best first."""
@@ -15,7 +27,9 @@ class FusionMethod(enum.StrEnum):
     """How hybrid search combines the dense and the BM25 ranking."""
 
     RRF = "rrf"
+    ZSCORE = "zscore"
     SCORE = "score"
+    """Min-max normalized scores (the fusion before issue #27, kept for comparison)."""
 
 
 def reciprocal_rank_fusion(
@@ -68,6 +82,72 @@ def score_fusion(
     return sorted(fused.items(), key=lambda pair: -pair[1])
 
 
+def _z(ranking: Ranking) -> tuple[dict[str, float], float]:
+    """Each item's z-score within ``ranking``, and the score a missing item gets (the lowest)."""
+    scores = [float(score) for _, score in ranking]
+    mean = sum(scores) / len(scores)
+    spread = (sum((score - mean) ** 2 for score in scores) / len(scores)) ** 0.5
+    if spread <= 0:
+        return {item: 0.0 for item, _ in ranking}, 0.0
+    normalized = {item: (float(score) - mean) / spread for item, score in ranking}
+    return normalized, min(normalized.values())
+
+
+def zscore_fusion(
+    rankings: Sequence[Ranking], *, weights: Sequence[float] | None = None
+) -> list[tuple[str, float]]:
+    """Combine rankings by a weighted sum of z-scored scores.
+
+    Each list's scores are standardized over its own candidates; an item missing from a list gets
+    that list's lowest z-score (it ranked below every candidate shown).
+
+    Args:
+        rankings: Ranked lists with raw scores, best first (higher is better).
+        weights: One weight per ranking (default all 1).
+
+    Returns:
+        All ids that appear in any ranking with their fused score, best first (ties keep
+        first-seen order).
+    """
+    weights = weights or [1.0] * len(rankings)
+    normalized = [_z(ranking) for ranking in rankings if ranking]
+    kept = [weight for ranking, weight in zip(rankings, weights, strict=True) if ranking]
+    items = dict.fromkeys(item for ranking in rankings for item, _ in ranking)
+    fused = {
+        item: sum(
+            weight * z.get(item, floor) for (z, floor), weight in zip(normalized, kept, strict=True)
+        )
+        for item in items
+    }
+    return sorted(fused.items(), key=lambda pair: -pair[1])
+
+
+def fuse_many(
+    rankings: Sequence[Ranking],
+    weights: Sequence[float],
+    *,
+    method: FusionMethod = FusionMethod.RRF,
+    rrf_k: float = 60.0,
+) -> list[tuple[str, float]]:
+    """Fuse any number of weighted rankings with ``method``.
+
+    Args:
+        rankings: Ranked lists with raw scores, best first.
+        weights: One weight per ranking.
+        method: Reciprocal-rank, z-score or min-max fusion.
+        rrf_k: The RRF constant (used by :attr:`FusionMethod.RRF` only).
+
+    Returns:
+        The fused ranking, best first.
+    """
+    method = FusionMethod(method)
+    if method is FusionMethod.RRF:
+        return reciprocal_rank_fusion(rankings, k=rrf_k, weights=weights)
+    if method is FusionMethod.ZSCORE:
+        return zscore_fusion(rankings, weights=weights)
+    return score_fusion(rankings, weights=weights)
+
+
 def fuse(
     dense: Ranking,
     lexical: Ranking,
@@ -81,14 +161,13 @@ def fuse(
     Args:
         dense: The embedding ranking.
         lexical: The BM25 ranking.
-        method: Reciprocal-rank or normalized-score fusion.
+        method: Reciprocal-rank, z-score or min-max fusion.
         dense_weight: Weight of the dense list; the lexical list gets ``1 - dense_weight``.
         rrf_k: The RRF constant (used by :attr:`FusionMethod.RRF` only).
 
     Returns:
         The fused ranking, best first.
     """
-    weights = (dense_weight, 1.0 - dense_weight)
-    if FusionMethod(method) is FusionMethod.RRF:
-        return reciprocal_rank_fusion([dense, lexical], k=rrf_k, weights=weights)
-    return score_fusion([dense, lexical], weights=weights)
+    return fuse_many(
+        [dense, lexical], (dense_weight, 1.0 - dense_weight), method=method, rrf_k=rrf_k
+    )

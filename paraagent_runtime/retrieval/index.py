@@ -13,8 +13,11 @@ import numpy as np
 
 from ..documents import provider_of, tool_document
 from ..errors import UserError
+from ..search import SearchHit
 from ..tools import ToolSpec
 from .config import RetrievalConfig, SearchMode
+from .coverage import cover, need_ranking
+from .decompose import Need, decompose
 from .dense import DenseIndex
 from .documents import catalog_key, doc_hash
 from .encoder import Encoder, SentenceEncoder
@@ -52,6 +55,7 @@ class _Snapshot:
     vectors: np.ndarray
     dense: DenseIndex
     lexical: LexicalIndex
+    provider_of: dict[str, str] = field(default_factory=dict)
     providers: list[str] = field(default_factory=list)
     provider_vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
     provider_rows: list[np.ndarray] = field(default_factory=list)
@@ -185,12 +189,37 @@ class HybridToolSearch:
         Raises:
             UserError: ``top_k`` is below 1 or ``mode`` is unknown.
         """
+        found = await self.search_hits_many(queries, top_k=top_k, mode=mode)
+        return [[(hit.tool, hit.score) for hit in hits] for hits in found]
+
+    async def search_hits(
+        self, query: str, *, top_k: int = 5, mode: SearchMode | str | None = None
+    ) -> list[SearchHit]:
+        """Like :meth:`search`, saying which part of the query each tool answers.
+
+        In ``coverage`` mode a request with several needs gets hits whose ``answers`` is the
+        part of the (whitespace-normalized) query they were found for; otherwise ``None``.
+
+        Raises:
+            UserError: ``top_k`` is below 1 or ``mode`` is unknown.
+        """
+        return (await self.search_hits_many([query], top_k=top_k, mode=mode))[0]
+
+    async def search_hits_many(
+        self, queries: Sequence[str], *, top_k: int = 5, mode: SearchMode | str | None = None
+    ) -> list[list[SearchHit]]:
+        """:meth:`search_hits` for several queries (one batched embedding pass).
+
+        Raises:
+            UserError: ``top_k`` is below 1 or ``mode`` is unknown.
+        """
         if top_k < 1:
             raise UserError(f"top_k must be >= 1, got {top_k}")
         try:
             resolved = SearchMode(mode) if mode is not None else self.config.mode
         except ValueError as exc:
-            raise UserError(f"unknown search mode {mode!r}: use bm25, dense or hybrid") from exc
+            known = ", ".join(m.value for m in SearchMode)
+            raise UserError(f"unknown search mode {mode!r}: use {known}") from exc
         return await asyncio.to_thread(self._search_sync, list(queries), top_k, resolved)
 
     async def rankings(
@@ -293,7 +322,15 @@ class HybridToolSearch:
             ef_construction=config.hnsw_ef_construction,
             ef_search=config.hnsw_ef_search,
         )
-        snapshot = _Snapshot(ids, documents, hashes, vectors, dense, LexicalIndex(documents))
+        snapshot = _Snapshot(
+            ids,
+            documents,
+            hashes,
+            vectors,
+            dense,
+            LexicalIndex(documents),
+            provider_of=dict(zip(ids, providers, strict=True)),
+        )
         if config.two_stage and ids:
             names = sorted(set(providers))
             position = {name: i for i, name in enumerate(names)}
@@ -382,31 +419,82 @@ class HybridToolSearch:
 
     def _search_sync(
         self, queries: list[str], top_k: int, mode: SearchMode
-    ) -> list[list[tuple[str, float]]]:
+    ) -> list[list[SearchHit]]:
         config = self.config
         depth = max(config.candidates, top_k)
         if self.reranker is not None:
             depth = max(depth, config.rerank_depth)
         snapshot = self._snapshot
-        rankings = self._rankings_sync(snapshot, queries, depth, mode)
+        cleaned = [self._clean(query) for query in queries]
+        needs = [
+            decompose(query, max_needs=config.max_needs) if mode is SearchMode.COVERAGE else []
+            for query in cleaned
+        ]
+        texts = [
+            [query, *(n.text for n in parts)] if len(parts) > 1 else [query]
+            for query, parts in zip(cleaned, needs, strict=True)
+        ]
+        retriever = SearchMode.HYBRID if mode is SearchMode.COVERAGE else mode
+        flat = self._rankings_sync(
+            snapshot, [text for group in texts for text in group], depth, retriever
+        )
         results = []
-        for query, (dense, lexical) in zip(queries, rankings, strict=True):
+        for query, parts, group in zip(cleaned, needs, texts, strict=True):
+            pairs, flat = flat[: len(group)], flat[len(group) :]
+            if len(pairs) > 1:
+                results.append(self._covered(snapshot, query, parts, pairs, top_k))
+                continue
+            dense, lexical = pairs[0]
             if mode is SearchMode.DENSE:
                 ranking = list(dense)
             elif mode is SearchMode.BM25:
                 ranking = list(lexical)
             else:
-                ranking = fuse(
-                    dense,
-                    lexical,
-                    method=config.fusion,
-                    dense_weight=config.dense_weight,
-                    rrf_k=config.rrf_k,
-                )
+                ranking = self._fused(dense, lexical)
             if self.reranker is not None and ranking:
-                ranking = self._rerank(snapshot, self._clean(query), ranking)
-            results.append([(tool, float(score)) for tool, score in ranking[:top_k]])
+                ranking = self._rerank(snapshot, query, ranking)
+            results.append([SearchHit(tool, float(score)) for tool, score in ranking[:top_k]])
         return results
+
+    def _fused(self, dense: Ranking, lexical: Ranking) -> list[tuple[str, float]]:
+        config = self.config
+        return fuse(
+            dense,
+            lexical,
+            method=config.fusion,
+            dense_weight=config.dense_weight,
+            rrf_k=config.rrf_k,
+        )
+
+    def _covered(
+        self,
+        snapshot: _Snapshot | None,
+        query: str,
+        needs: Sequence[Need],
+        pairs: Sequence[tuple[Ranking, Ranking]],
+        top_k: int,
+    ) -> list[SearchHit]:
+        """Per-need rankings (``pairs[0]`` is the whole query) merged with coverage."""
+        assert snapshot is not None
+        config = self.config
+        whole, *own = pairs
+        rankings = []
+        for need, pair in zip(needs, own, strict=True):
+            ranking = need_ranking(
+                pair,
+                whole,
+                method=config.fusion,
+                dense_weight=config.dense_weight,
+                rrf_k=config.rrf_k,
+                context=config.coverage_context,
+            )
+            if self.reranker is not None and ranking:
+                ranking = self._rerank(snapshot, need.text, ranking)
+            rankings.append(ranking)
+        hits = cover(
+            rankings, top_k, provider=snapshot.provider_of, diversity=config.coverage_diversity
+        )
+        return [SearchHit(hit.tool, hit.score, query[slice(*needs[hit.need].span)]) for hit in hits]
 
     def _rerank(
         self, snapshot: _Snapshot | None, query: str, ranking: list[tuple[str, float]]

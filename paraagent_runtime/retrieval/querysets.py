@@ -29,6 +29,7 @@ from .stabletoolbench import RetrievalBench, RetrievalQuery, load_stabletoolbenc
 __all__ = [
     "DEV_FRACTION",
     "QUERY_PARTS",
+    "QUERY_SETS",
     "QueryKind",
     "default_data_dir",
     "load_query_sets",
@@ -41,6 +42,8 @@ DEV_FRACTION = 0.3
 """Share of each upstream test file in the ``dev`` part."""
 QueryKind = Literal["single", "multi"]
 """Single-tool (one distinct tool needed) or multi-tool (two or more) queries."""
+QUERY_SETS = {"stabletoolbench": load_stabletoolbench, "seal-tools": load_seal_tools}
+"""Each query set's folder under the data directory (also its name) and its loader."""
 _TRAIN_SPLITS = frozenset({"dev"})
 """Upstream splits that are not test data (Seal-Tools' ``dev.jsonl``)."""
 
@@ -69,6 +72,7 @@ def load_query_sets(
     *,
     parts: Collection[str] = ("dev",),
     kind: QueryKind | None = None,
+    sets: Collection[str] = tuple(QUERY_SETS),
 ) -> list[RetrievalBench]:
     """Load StableToolBench and Seal-Tools with the queries of ``parts`` (default: dev only).
 
@@ -77,22 +81,23 @@ def load_query_sets(
             ``stabletoolbench/`` and ``seal-tools/``.
         parts: Which parts to keep; ask for ``test`` only to report final numbers.
         kind: Keep only ``single``- or ``multi``-tool queries (default: both).
+        sets: Which query sets (default: all of :data:`QUERY_SETS`).
 
     Returns:
         One bench per data set (``stabletoolbench``, ``seal-tools``), each with its full tool
         pool and the selected queries.
 
     Raises:
-        ConfigError: An unknown part or kind, or a data set that cannot be read.
+        ConfigError: An unknown part, kind or set, or a data set that cannot be read.
     """
-    unknown = set(parts) - set(QUERY_PARTS)
+    unknown = (set(parts) - set(QUERY_PARTS)) | (set(sets) - set(QUERY_SETS))
     if unknown or kind not in (None, "single", "multi"):
         raise ConfigError(
-            f"unknown query part {sorted(unknown)} or kind {kind!r}: parts are "
-            f"{', '.join(QUERY_PARTS)}, kinds single and multi"
+            f"unknown query part or set {sorted(unknown)} or kind {kind!r}: parts are "
+            f"{', '.join(QUERY_PARTS)}; sets {', '.join(QUERY_SETS)}; kinds single and multi"
         )
     root = Path(data_dir) if data_dir is not None else default_data_dir()
-    benches = [load_stabletoolbench(root / "stabletoolbench"), load_seal_tools(root / "seal-tools")]
+    benches = [loader(root / name) for name, loader in QUERY_SETS.items() if name in sets]
     wanted_multi = None if kind is None else kind == "multi"
     return [
         replace(

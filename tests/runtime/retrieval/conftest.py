@@ -111,8 +111,9 @@ def _api(tool: str, api: str, description: str, parameter: str = "q") -> dict:
 
 @pytest.fixture()
 def tiny_bench(tmp_path) -> Path:
-    """A two-group StableToolBench folder: 4 APIs, 6 G1 queries and 1 G2 query."""
-    folder = tmp_path / "stb" / "solvable_queries" / "test_instruction"
+    """A two-group StableToolBench folder (``<data>/stabletoolbench``): 4 APIs, 6 G1 queries
+    (one in the dev part) and 2 G2 queries (``G2_instruction:5`` dev, ``:7`` test)."""
+    folder = tmp_path / "data" / "stabletoolbench" / "solvable_queries" / "test_instruction"
     folder.mkdir(parents=True)
     apis = [
         _api("Weather Hub", "Forecast", "Weather forecast for a city"),
@@ -131,12 +132,16 @@ def tiny_bench(tmp_path) -> Path:
     ]
     g2 = [
         {
-            "query": "Convert 100 USD to EUR and show the lyrics of Yesterday",
-            "query_id": 7,
+            "query": text,
+            "query_id": query_id,
             "api_list": apis,
             "relevant APIs": [["FX Rates", "Convert"], ["Lyrics", "Song lyrics"]],
         }
+        for query_id, text in (
+            (5, "Show the lyrics of Hey Jude. Also convert 5 GBP to USD."),
+            (7, "Convert 100 USD to EUR and show the lyrics of Yesterday"),
+        )
     ]
     (folder / "G1_instruction.json").write_text(json.dumps(g1))
     (folder / "G2_instruction.json").write_text(json.dumps(g2))
-    return tmp_path / "stb"
+    return tmp_path / "data" / "stabletoolbench"

@@ -10,8 +10,15 @@ import paraagent_runtime.retrieval as retrieval
 from paraagent_runtime.errors import ConfigError, UserError
 from paraagent_runtime.retrieval import HybridToolSearch, RetrievalConfig
 from paraagent_runtime.retrieval._deps import require
-from paraagent_runtime.retrieval.evaluate import evaluate_retrieval, report_table, write_report
+from paraagent_runtime.retrieval.evaluate import (
+    drop_duplicates,
+    evaluate_retrieval,
+    report_table,
+    write_report,
+)
+from paraagent_runtime.retrieval.querysets import load_query_sets
 from paraagent_runtime.retrieval.stabletoolbench import load_stabletoolbench
+from paraagent_runtime.tools import ToolSpec
 
 
 def test_missing_extra_names_the_extra() -> None:
@@ -52,24 +59,61 @@ def test_loader_builds_pool_and_gold(tiny_bench) -> None:
     assert bench.tools[0].input_schema["required"] == ["q"]
     assert {q.group for q in bench.queries} == {"G1", "G2"}
     assert bench.queries[-1].gold == ("fx_rates/convert", "lyrics/song_lyrics")
+    assert bench.queries[-1].tools_needed == 2 and bench.queries[0].tools_needed == 1
     with pytest.raises(ConfigError, match="no StableToolBench"):
         load_stabletoolbench(tiny_bench / "nowhere")
 
 
-async def test_evaluation_reports_every_system_group_and_metric(
+async def test_evaluation_reports_kinds_intervals_pairs_and_rankings(
     tiny_bench, encoder, tmp_path
 ) -> None:
-    search = HybridToolSearch(encoder=encoder, reranker=lambda q, docs: [len(d) for d in docs])
-    report = await evaluate_retrieval(tiny_bench, search=search)
-    assert report.pool_size == 4 and report.queries == 7
-    scores = report.scores["all"]
-    assert set(scores) == {"bm25", "dense", "hybrid", "hybrid_rrf", "hybrid_tuned", "reranked"}
-    assert set(scores["dense"]) == {"all", "G1", "G2"}
-    assert len(scores["dense"]["all"]) == 12
-    assert scores["dense"]["G1"]["recall@3"] == 1.0
-    assert all(0.0 <= v <= 1.0 for s in scores.values() for g in s.values() for v in g.values())
+    benches = load_query_sets(tiny_bench.parent, parts=("dev", "test"), sets=["stabletoolbench"])
+    seen: list[tuple[int, int]] = []
+
+    def search_for(name: str) -> HybridToolSearch:
+        return HybridToolSearch(RetrievalConfig(index_dir=tmp_path / name), encoder=encoder)
+
+    report = await evaluate_retrieval(
+        benches,
+        search_for=search_for,
+        prefill_chunk=3,
+        on_progress=lambda name: lambda done, total: seen.append((done, total)),
+    )
+    assert seen == [(0, 4), (3, 4), (4, 4)]
+    assert report.pools == {"stabletoolbench": 4} and report.queries == {"dev": 2, "test": 6}
+    test = report.scores["test"]["stabletoolbench"]
+    assert set(test) == {"single", "multi", "all"}
+    assert set(test["multi"]) == {
+        "bm25",
+        "dense",
+        "hybrid_minmax",
+        "hybrid",
+        "coverage",
+        "hybrid_tuned",
+        "coverage_tuned",
+    }
+    assert test["multi"]["coverage"]["completeness@5"] == 1.0
+    assert report.intervals["test"]["all"]["single"]["dense"]["ndcg@5"]["n"] == 5
+    paired = report.paired["test"]["all"]["multi"]["coverage - hybrid_minmax"]["ndcg@5"]
+    assert paired["low"] <= paired["estimate"] <= paired["high"]
+    row = next(r for r in report.rankings if r["id"] == "G2_instruction:7")
+    assert row["needs"] == ["Convert 100 USD to EUR", "show the lyrics of Yesterday"]
+    assert set(row["top"]["coverage"][:2]) == set(row["gold"]) and row["part"] == "test"
     paths = write_report(report, tmp_path / "out")
-    assert [p.name for p in paths] == ["retrieval_eval.json", "retrieval_eval.png"]
-    assert json.loads(paths[0].read_text())["context"]["toolomni"] == 78.3
-    assert paths[1].stat().st_size > 1000
-    assert report_table(report).row_count == 6 * 3
+    assert json.loads(paths[0].read_text())["rankings"][0]["top"]["dense"]
+    assert report_table(report).row_count == 2 * 3 * 7
+    seen.clear()
+    await evaluate_retrieval(
+        benches, search_for=search_for, on_progress=lambda name: lambda *a: seen.append(a)
+    )
+    assert seen == [(0, 0)]
+
+
+def test_distractor_copies_of_pool_tools_are_dropped(tiny_bench) -> None:
+    pool = load_stabletoolbench(tiny_bench).tools
+    copy = ToolSpec(id="rapidapi_fx_rates/convert", description="x", provider="rapidapi_fx_rates")
+    seal_copy = ToolSpec(id="seal_x/convert", description="x", provider="seal_finance")
+    other = ToolSpec(id="bank/convert", description="x", provider="Bank")
+    same_id = ToolSpec(id=pool[0].id, description="x")
+    kept, dropped = drop_duplicates(pool, [copy, seal_copy, other, same_id])
+    assert [tool.id for tool in kept] == ["seal_x/convert", "bank/convert"] and dropped == 2

@@ -138,15 +138,16 @@ def test_eval_retrieval_adds_distractors_and_persists_per_pool(
     cli, capsys, tmp_path, tiny_bench
 ) -> None:
     out = tmp_path / "out"
-    argv = ["eval", "retrieval", "--data", str(tiny_bench), "--out", str(out)]
-    assert cli([*argv, "--distractors", "builtin", "--index-dir", str(tmp_path / "idx")]) == 0
+    argv = ["eval", "retrieval", "--data", str(tiny_bench.parent), "--out", str(out)]
+    argv += ["--sets", "stabletoolbench", "--distractors", "builtin"]
+    assert cli([*argv, "--index-dir", str(tmp_path / "idx")]) == 0
     report = json.loads((out / "retrieval_eval.json").read_text())
-    assert report["pool_size"] == 4 + 69
-    assert 0.0 <= report["scores"]["test"]["hybrid"]["all"]["ndcg@5"] <= 1.0
+    assert report["pools"] == {"stabletoolbench": 4 + 69}
+    assert 0.0 <= report["scores"]["test"]["all"]["all"]["coverage"]["ndcg@5"] <= 1.0
     stored = eval_retrieval_index_dir(tmp_path / "idx", "builtin")
     assert stored.name == "eval-stabletoolbench-builtin"
     assert len(list(stored.glob("tool-index-*.npz"))) == 1
-    assert "pool 73" in capsys.readouterr().out
+    assert "'stabletoolbench': 73" in capsys.readouterr().out
 
 
 def test_search_after_the_catalog_changed_re_embeds_instead_of_serving_stale_vectors(

@@ -55,5 +55,5 @@ def test_kind_filters_and_gold_is_in_each_pool() -> None:
 def test_seal_dev_file_is_train_and_bad_parts_are_refused() -> None:
     seal_dev = RetrievalQuery("seal_dev:x", "q", "seal", "dev", ("seal/a",), 2)
     assert query_part(seal_dev) == "train"
-    with pytest.raises(ConfigError, match="unknown query part"):
+    with pytest.raises(ConfigError, match="unknown query part or set"):
         load_query_sets(parts=("validation",))
