@@ -120,18 +120,35 @@ def _company_visit_air(trace: Trace, rng: random.Random) -> tuple[str, str]:
 
 
 def _meeting_followup(trace: Trace, rng: random.Random) -> tuple[str, str]:
+    count = rng.randint(1, 2)
     n1 = trace.call("calendar/list_events", {})
-    events = trace.get(f"{n1}.events")
-    if not events or not events[0].get("attendees"):
-        raise RetryTask("no meeting with an attendee in the coming week")
-    n2 = trace.call("email/search_emails", {}, bind={"query": f"{n1}.events.0.attendees.0"})
-    if not trace.get(f"{n2}.messages"):
-        raise RetryTask("the next meeting's attendee never wrote")
-    title = trace.fact(f"{n1}.events.0.title", "next meeting")
-    start = trace.fact(f"{n1}.events.0.start", "when it starts")
-    subject = trace.fact(f"{n2}.messages.0.subject", "their latest e-mail")
-    query = say("meeting_followup", trace.split, rng)
-    return query, f"Next: {title} at {start}. Their latest e-mail: {subject!r}."
+    events = trace.get(f"{n1}.events")[:count]
+    people = [event["attendees"][0] for event in events if event.get("attendees")]
+    if len(set(people)) < count:
+        raise RetryTask("too few meetings with distinct attendees in the coming week")
+    searches = [
+        trace.call("email/search_emails", {}, bind={"query": f"{n1}.events.{i}.attendees.0"})
+        for i in range(count)
+    ]
+    if not all(trace.get(f"{node}.messages") for node in searches):
+        raise RetryTask("an attendee of the next meetings never wrote")
+    lines = []
+    for i, node in enumerate(searches):
+        title = trace.fact(f"{n1}.events.{i}.title", f"meeting {i + 1}")
+        start = trace.fact(f"{n1}.events.{i}.start", f"start of meeting {i + 1}")
+        subject = trace.fact(f"{node}.messages.0.subject", f"latest e-mail of attendee {i + 1}")
+        lines.append(f"{title} at {start}; their latest e-mail: {subject!r}")
+    one = count == 1
+    query = say(
+        "meeting_followup",
+        trace.split,
+        rng,
+        next="my next meeting" if one else "my next two meetings",
+        they="they" if one else "each of them",
+        person="the person I'm meeting" if one else "each person I'm meeting",
+        terse="next meeting" if one else "next 2 meetings",
+    )
+    return query, "; ".join(lines) + "."
 
 
 HIDDEN_NEED_FAMILIES: dict[str, Family] = {

@@ -257,6 +257,8 @@ PHRASINGS: dict[str, Phrasings] = {
             "it, when, and what's my money worth there?",
             "Next {t} match: I have {amount} to spend. When and where is it, and how much is "
             "that locally?",
+            "Work out what {amount} is worth at the {t}' next game, and tell me where and when "
+            "it is.",
         ),
         test=(
             "Budget check: {amount} for the {t}' upcoming game. Which city, what date, and "
@@ -272,6 +274,7 @@ PHRASINGS: dict[str, Phrasings] = {
             "I want to call {names}. What time is it where they are?",
             "Would I be waking up {names} if I phoned now? Where are they and what's their "
             "local time?",
+            "Check the local time for {names} before I ring.",
         ),
         test=(
             "Can I call {names} now without it being rude? Tell me their city and the time there.",
@@ -293,12 +296,10 @@ PHRASINGS: dict[str, Phrasings] = {
     ),
     "meeting_followup": Phrasings(
         test=(
-            "Who is my next meeting with, and what did they last email me about?",
-            "Prep me for my next meeting: what is it, when, and what was the last email from "
-            "the person I'm meeting?",
-            "What's next on my calendar? And remind me what that person wrote to me most recently.",
-            "next meeting — title, time, and the subject of the latest mail from whoever "
-            "I'm seeing",
+            "Who am I seeing in {next}, and what did {they} last email me about?",
+            "Prep me for {next}: what is it, when, and what was the last email from {person}?",
+            "Look at {next} on my calendar and remind me what {person} last wrote to me.",
+            "{terse}: title, time, and the subject of the latest mail from {person}",
         ),
     ),
     "air_quality_compare": Phrasings(
