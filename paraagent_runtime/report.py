@@ -28,14 +28,10 @@ def _calls_cell(episode: Episode, index: int) -> Text:
         if result is not None and not result.ok and result.error_kind is not None:
             cell.append(f"  [{result.error_kind.value}]", style="red")
         cell.append("\n")
-    if not turn.calls:
-        if turn.answer is not None:
-            cell.append(f"answer: {turn.answer[:200]}", style="bold")
-        elif turn.format_errors:
-            cell.append(
-                "format error: " + "; ".join(e.message for e in turn.format_errors)[:200],
-                style="red",
-            )
+    if not turn.calls and turn.answer is not None:
+        cell.append(f"answer: {turn.answer[:200]}", style="bold")
+    for error in turn.format_errors:
+        cell.append(f"⚠ format error [{error.kind.value}]: {error.message[:200]}\n", style="yellow")
     cell.rstrip()
     return cell
 
@@ -52,10 +48,14 @@ def trace_table(episode: Episode) -> Table:
     table.add_column("model s", justify="right")
     table.add_column("tools s", justify="right")
     for index, turn in enumerate(episode.turns):
-        phase = turn.phase if turn.calls else ("answer" if turn.answer is not None else "—")
+        # React mode declares no phase: its turns are plain calls.
+        if turn.calls:
+            phase = turn.phase or "call"
+        else:
+            phase = "answer" if turn.answer is not None else "—"
         table.add_row(
             str(index),
-            Text(str(phase), style=_PHASE_STYLE.get(turn.phase if turn.calls else None, "")),
+            Text(phase, style=_PHASE_STYLE.get(turn.phase if turn.calls else None, "")),
             str(len(turn.calls)),
             _calls_cell(episode, index),
             f"{turn.model_latency_s:.2f}",

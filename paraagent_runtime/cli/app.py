@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import time
 from pathlib import Path
 from typing import Annotated
@@ -81,18 +80,37 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"paraagent {version('paraagent')}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _global(
     # Plain flags: typer coerces any other type through pydantic, 0.1 s of imports per start.
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log progress (info).")] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Log everything (debug).")] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", "-v", help="Progress logs (info) and third-party loading bars."),
+    ] = False,
+    # "-vv" is an option of its own (click matches it whole before splitting short flags), so
+    # both stay bool flags, which typer passes through without importing pydantic.
+    debug: Annotated[
+        bool, typer.Option("--debug", "-vv", help="Everything (debug logs) as well.")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Show the version and exit."
+        ),
+    ] = False,
 ) -> None:
-    """Configure logging for every command."""
-    level = logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # Some libraries (bm25s) set their own loggers to DEBUG; the handler level keeps them quiet.
-    for handler in logging.getLogger().handlers:
-        handler.setLevel(level)
+    """Configure logging for every command (see :func:`.output.configure_output`)."""
+    from .output import configure_output
+
+    configure_output(2 if debug else int(verbose))
 
 
 @app.command(short_help="Run the agent on tasks: the phase trace, the answers, a summary.")
@@ -132,7 +150,7 @@ def run(
 
     from rich.console import Console
 
-    from .run_command import RunOptions, errored, run_tasks
+    from .run_command import RunOptions, errored, first_error, run_tasks
 
     run_options = RunOptions(
         task=task,
@@ -158,8 +176,8 @@ def run(
         raise typer.Exit(130) from None  # run_tasks said what was kept
     if failed := errored(episodes):
         typer.echo(
-            f"error: {failed} of {len(episodes)} episodes ended in an error "
-            f"(see {run_options.trajectory})",
+            f"error: {failed} of {len(episodes)} episodes ended in an error; the first: "
+            f"{' '.join((first_error(episodes) or '').split())} (see {run_options.trajectory})",
             err=True,
         )
         raise typer.Exit(1)

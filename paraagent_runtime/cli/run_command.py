@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ..agent import Agent, AgentConfig
 from ..checker import check_answer
 from ..dispatch import DispatchConfig
 from ..errors import ConfigError, UserError
-from ..events import AgentEvent, CallFinished, PhaseEvent, TurnStarted
 from ..modes import AgentMode
 from ..policy import policy_from_spec
 from ..policy.base import Policy, SamplingParams
@@ -30,9 +30,19 @@ from ..sources import ToolSource
 from ..tasks import Task
 from ..toolspace import Toolspace
 from ..trajectory import Episode, TrajectoryWriter
+from .live_trace import LiveTrace
+from .output import default_model_notice
 from .tool_sources import ToolChoice, announce, check_names, choose_tools
 
-__all__ = ["RunOptions", "TaskItem", "errored", "load_task_items", "run_tasks"]
+__all__ = [
+    "RunOptions",
+    "TaskItem",
+    "check_writable",
+    "errored",
+    "first_error",
+    "load_task_items",
+    "run_tasks",
+]
 
 
 @dataclass
@@ -113,24 +123,6 @@ def _read_tasks_file(path: Path) -> list[TaskItem]:
     return items
 
 
-def _event_printer(console: Console) -> Any:
-    def on_event(event: AgentEvent) -> None:
-        if isinstance(event, TurnStarted):
-            console.print(f"  [dim]turn {event.turn}: thinking…[/]")
-        elif isinstance(event, PhaseEvent) and event.calls:
-            names = ", ".join(call.name for call in event.calls)
-            console.print(
-                f"  [bold]{event.phase}[/] × {len(event.calls)}: {names}", highlight=False
-            )
-        elif isinstance(event, CallFinished) and not event.result.ok:
-            console.print(
-                f"    [red]✗ {event.result.name}: {event.result.error_kind.value}[/]",
-                highlight=False,
-            )
-
-    return on_event
-
-
 def _mcp_sources(path: Path | None) -> list[ToolSource]:
     if path is None:
         return []
@@ -175,6 +167,36 @@ def errored(episodes: list[Episode]) -> int:
     return sum(episode.status == "error" for episode in episodes)
 
 
+def first_error(episodes: list[Episode]) -> str | None:
+    """The cause of the first episode that ended in an error, if any."""
+    return next((e.error or "unknown error" for e in episodes if e.status == "error"), None)
+
+
+def check_writable(path: Path) -> None:
+    """Fail before any work when the trajectory file cannot be written.
+
+    Raises:
+        ConfigError: Its folder cannot be created, or the file cannot be opened for appending.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reason = exc.strerror or exc
+        raise ConfigError(f"--out {path}: cannot create {path.parent} ({reason})") from exc
+    if path.is_dir() or not os.access(path if path.exists() else path.parent, os.W_OK):
+        raise ConfigError(f"--out {path}: not a writable file")
+
+
+def _outcome(episode: Episode) -> str:
+    """The episode's last line: its answer and verdict, or the cause it failed."""
+    if episode.status == "error":
+        return f"[bold red]failed:[/] [red]{escape(episode.error or 'unknown error')}[/]"
+    verdict = ""
+    if "success" in episode.metadata:
+        verdict = "  [green]✓ success[/]" if episode.metadata["success"] else "  [red]✗ failed[/]"
+    return f"[bold]answer[/] ({episode.status}): {escape(episode.answer or '—')}{verdict}"
+
+
 async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
     """Run every task, print its phase trace and answer, then a summary; return the episodes.
 
@@ -183,6 +205,9 @@ async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
             one line on stderr says where.
     """
     items = load_task_items(options)
+    check_writable(options.trajectory)
+    if notice := default_model_notice(options.policy):
+        typer.echo(notice, err=True)
     choice = _choose(options, items)
     servers = _mcp_sources(choice.mcp_config)
     base_env = None
@@ -225,23 +250,13 @@ async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
                 console.print(item.query, highlight=False)
                 agent = Agent(policy, toolspace, config, trajectory=_Recorder(writer, item))
                 running = number
-                episode = await agent.run(
-                    item.query, task_id=item.task_id, on_event=_event_printer(console)
-                )
+                with LiveTrace(console) as trace:
+                    episode = await agent.run(item.query, task_id=item.task_id, on_event=trace)
                 running = 0
                 episodes.append(episode)
-                console.print(trace_table(episode))
-                verdict = ""
-                if "success" in episode.metadata:
-                    verdict = (
-                        "  [green]✓ success[/]"
-                        if episode.metadata["success"]
-                        else "  [red]✗ failed[/]"
-                    )
-                console.print(
-                    f"[bold]answer[/] ({episode.status}): {episode.answer or '—'}{verdict}",
-                    highlight=False,
-                )
+                if episode.turns:
+                    console.print(trace_table(episode))
+                console.print(_outcome(episode), highlight=False)
     except asyncio.CancelledError:
         kept = (
             f"task {running}/{len(items)} kept in {options.trajectory} with status 'interrupted'"

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from . import options
 
+if TYPE_CHECKING:
+    from ..policy.server import ModelServer
+
 __all__ = ["serve_model_command"]
+
+
+def _announce(server: ModelServer) -> None:
+    typer.echo(f"{server.announcement()}\nCtrl-C stops.", err=True)
 
 
 def serve_model_command(
@@ -24,13 +31,21 @@ def serve_model_command(
         int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")
     ] = 8000,
     name: Annotated[
-        str | None, typer.Option("--name", help="Served model name (default: from the model).")
+        str | None,
+        typer.Option(
+            "--name",
+            help="Served model name (default: from the model). Requests may also name the "
+            "--policy spec; any other model name gets a 404.",
+        ),
     ] = None,
     device: Annotated[
         str | None, typer.Option("--device", help="cpu, cuda, cuda:1… (local models).")
     ] = None,
 ) -> None:
-    """Serve a policy over an OpenAI-compatible chat-completions API (stops on Ctrl-C)."""
+    """Serve a policy over an OpenAI-compatible chat-completions API (stops on Ctrl-C).
+
+    At start it prints the served model name, the address and the routes on stderr.
+    """
     import asyncio
 
     from ..errors import ConfigError
@@ -40,4 +55,4 @@ def serve_model_command(
     if device is not None and not policy.startswith(("local", "paraagent")):
         raise ConfigError(f"--device applies to local models only, not {policy!r}")
     model = policy_from_spec(policy, **({"device": device} if device is not None else {}))
-    asyncio.run(serve(model, host, port, model_name=name))
+    asyncio.run(serve(model, host, port, model_name=name, aliases=[policy], on_ready=_announce))

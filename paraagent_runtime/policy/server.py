@@ -4,10 +4,11 @@ Normally it serves a local model (:class:`~paraagent_runtime.policy.ort_genai.On
 on the CPU when ONNX Runtime GenAI is installed, else
 :class:`~paraagent_runtime.policy.transformers_local.TransformersPolicy`) so anything that speaks
 the OpenAI API (including :class:`OpenAICompatiblePolicy` and ToolEnv's LLM simulation) can use a
-CPU model. Endpoints: ``POST /v1/chat/completions`` (plain and SSE
+CPU model. Endpoints (:data:`ROUTES`): ``POST /v1/chat/completions`` (plain and SSE
 streaming, ``logprobs``, ``max_tokens``, ``temperature``, ``top_p``, ``seed``, ``stop``, vLLM's
 ``return_token_ids``), ``GET /v1/models`` and ``GET /health``. Malformed requests get a 400 with
-an OpenAI-style error body.
+an OpenAI-style error body; a request for a model the server does not serve gets a 404
+(``model_not_found``), as OpenAI answers. A request without ``model`` gets the served model.
 """
 
 from __future__ import annotations
@@ -17,21 +18,29 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, Protocol, Self, runtime_checkable
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import ModelAPIError
+from ..errors import ConfigError, ModelAPIError
 from .base import Completion, Message, Policy, SamplingParams
 
-__all__ = ["ModelServer", "TokenTexts", "create_app", "serve"]
+__all__ = ["ROUTES", "ModelServer", "TokenTexts", "create_app", "serve"]
 
 logger = logging.getLogger(__name__)
 
 _POLICY = web.AppKey("policy", Policy)
 _MODEL_NAME = web.AppKey("model_name", str)
+_ACCEPTED = web.AppKey("accepted_names", frozenset)
+
+ROUTES: tuple[tuple[str, str], ...] = (
+    ("POST", "/v1/chat/completions"),
+    ("GET", "/v1/models"),
+    ("GET", "/health"),
+)
+"""The server's routes (method, path)."""
 
 
 @runtime_checkable
@@ -95,9 +104,14 @@ class ChatRequest(BaseModel):
 
 
 def _error(
-    status: int, message: str, *, kind: str = "invalid_request_error", param: str | None = None
+    status: int,
+    message: str,
+    *,
+    kind: str = "invalid_request_error",
+    param: str | None = None,
+    code: str | int | None = None,
 ) -> web.Response:
-    body = {"error": {"message": message, "type": kind, "param": param, "code": status}}
+    body = {"error": {"message": message, "type": kind, "param": param, "code": code or status}}
     return web.json_response(body, status=status)
 
 
@@ -214,8 +228,16 @@ async def _chat_completions(http_request: web.Request) -> web.StreamResponse:
     except ValidationError as exc:
         message, param = _validation_message(exc)
         return _error(400, message, param=param)
+    served = http_request.app[_MODEL_NAME]
+    if request.model and request.model not in http_request.app[_ACCEPTED]:
+        return _error(
+            404,
+            f"the model {request.model!r} does not exist here; this server serves {served!r}",
+            param="model",
+            code="model_not_found",
+        )
     policy = http_request.app[_POLICY]
-    responder = _Responder(policy, http_request.app[_MODEL_NAME], request)
+    responder = _Responder(policy, served, request)
     messages = [message.to_message() for message in request.messages]
     if not request.stream:
         try:
@@ -279,17 +301,26 @@ async def _health(_: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
 
 
-def create_app(policy: Policy, model_name: str) -> web.Application:
+def create_app(policy: Policy, model_name: str, aliases: Iterable[str] = ()) -> web.Application:
     """The aiohttp application serving ``policy`` under the name ``model_name``.
 
-    The requested ``model`` field is not checked: every request goes to ``policy``.
+    Args:
+        policy: The policy every accepted request goes to.
+        model_name: The served name (``/v1/models`` lists it; responses carry it).
+        aliases: Other names a request's ``model`` may give (e.g. the policy spec the server
+            was started with); any other name is refused with a 404.
     """
     app = web.Application()
     app[_POLICY] = policy
     app[_MODEL_NAME] = model_name
-    app.router.add_post("/v1/chat/completions", _chat_completions)
-    app.router.add_get("/v1/models", _models)
-    app.router.add_get("/health", _health)
+    app[_ACCEPTED] = frozenset({model_name, *aliases})
+    handlers = {
+        "/v1/chat/completions": _chat_completions,
+        "/v1/models": _models,
+        "/health": _health,
+    }
+    for method, path in ROUTES:
+        app.router.add_route(method, path, handlers[path])
     return app
 
 
@@ -301,6 +332,7 @@ class ModelServer:
         host: the interface to bind.
         port: the port; 0 picks a free one (read it from :attr:`port`).
         model_name: the served model name; defaults to the policy's ``model_name`` or ``name``.
+        aliases: other model names requests may use for it (see :func:`create_app`).
     """
 
     def __init__(
@@ -310,11 +342,13 @@ class ModelServer:
         host: str = "127.0.0.1",
         port: int = 8000,
         model_name: str | None = None,
+        aliases: Iterable[str] = (),
     ) -> None:
         self.policy = policy
         self.host = host
         self.port = port
         self.model_name = model_name or getattr(policy, "model_name", None) or policy.name
+        self.aliases = tuple(alias for alias in aliases if alias != self.model_name)
         self._runner: web.AppRunner | None = None
 
     @property
@@ -322,12 +356,34 @@ class ModelServer:
         """The API root clients use, e.g. ``http://127.0.0.1:8000/v1``."""
         return f"http://{self.host}:{self.port}/v1"
 
+    def announcement(self) -> str:
+        """What the server says at start: its model, address and routes."""
+        also = ", ".join(map(repr, self.aliases))
+        aliases = f" (also accepted as {also})" if also else ""
+        root = f"http://{self.host}:{self.port}"
+        routes = ", ".join(f"{method} {root}{path}" for method, path in ROUTES)
+        return (
+            f"serving model {self.model_name!r}{aliases} at {self.base_url} "
+            f"(OpenAI-compatible; other model names get a 404)\nroutes: {routes}"
+        )
+
     async def start(self) -> None:
-        """Bind the port and start answering."""
-        self._runner = web.AppRunner(create_app(self.policy, self.model_name), access_log=None)
+        """Bind the port and start answering.
+
+        Raises:
+            ConfigError: The address cannot be bound (in use, or not an interface of this host).
+        """
+        app = create_app(self.policy, self.model_name, self.aliases)
+        self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            await self.stop()
+            raise ConfigError(
+                f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}"
+            ) from exc
         server = getattr(site, "_server", None)
         if self.port == 0 and server is not None and server.sockets:
             self.port = server.sockets[0].getsockname()[1]
@@ -348,11 +404,30 @@ class ModelServer:
 
 
 async def serve(
-    policy: Policy, host: str = "127.0.0.1", port: int = 8000, *, model_name: str | None = None
+    policy: Policy,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    model_name: str | None = None,
+    aliases: Iterable[str] = (),
+    on_ready: Callable[[ModelServer], None] | None = None,
 ) -> None:
-    """Serve ``policy`` until cancelled, then close the server and the policy."""
+    """Serve ``policy`` until cancelled, then close the server and the policy.
+
+    Args:
+        policy: The policy to serve.
+        host: The interface to bind.
+        port: The port (0: a free one).
+        model_name: The served model name (see :class:`ModelServer`).
+        aliases: Other model names requests may use for it.
+        on_ready: Called once the port is bound (``paraagent serve-model`` announces itself).
+    """
     try:
-        async with ModelServer(policy, host=host, port=port, model_name=model_name):
+        async with ModelServer(
+            policy, host=host, port=port, model_name=model_name, aliases=aliases
+        ) as server:
+            if on_ready is not None:
+                on_ready(server)
             await asyncio.Event().wait()
     finally:
         await policy.aclose()

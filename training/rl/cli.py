@@ -49,6 +49,14 @@ def _load(
     )
 
 
+def _summary(metrics: dict[str, Any]) -> str:
+    """An RL step's metrics in a few words (the full set is in metrics.jsonl)."""
+    return (
+        f"reward {metrics['reward/trajectory_mean']:.3f} success {metrics['success']:.2f} "
+        f"kl {metrics['kl']:.4f}"
+    )
+
+
 @rl_app.callback(invoke_without_command=True)
 def rl(
     ctx: typer.Context,
@@ -62,7 +70,7 @@ def rl(
     output_dir: Annotated[
         Path | None, typer.Option(help="Where metrics, checkpoints and the PNG go.")
     ] = None,
-    steps: Annotated[int | None, typer.Option(help="Optimizer steps in total.")] = None,
+    steps: Annotated[int | None, typer.Option(min=1, help="Optimizer steps in total.")] = None,
     estimator: Annotated[
         str | None, typer.Option(help="grpo, dr_grpo, gdpo or multilevel.")
     ] = None,
@@ -71,6 +79,7 @@ def rl(
     """Train with RL; options override the config file."""
     if ctx.invoked_subcommand is not None:
         return
+    from ..progress import StepProgress
     from .trainer import RLTrainer
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -82,7 +91,10 @@ def rl(
             )
         trainer = RLTrainer(loaded)
         try:
-            history = trainer.train()
+            with StepProgress("rl", loaded.steps, start=trainer.step) as progress:
+                history = trainer.train(
+                    on_step=lambda step, metrics: progress.advance_to(step, _summary(metrics))
+                )
         finally:
             trainer.close()
     except ParaAgentError as exc:
@@ -108,21 +120,22 @@ def ablation(
     output_dir: Annotated[Path, typer.Option(help="Runs and the comparison.")] = Path(
         "runs/rl-ablation"
     ),
-    steps: Annotated[int | None, typer.Option(help="Steps per run.")] = None,
+    steps: Annotated[int | None, typer.Option(min=1, help="Steps per run.")] = None,
     estimator: Annotated[
         list[str] | None,
         typer.Option(help="Estimators to compare (repeat; default grpo, multilevel)."),
     ] = None,
     seed: Annotated[list[int] | None, options.seed("Seeds (repeat; default 0 and 1).")] = None,
-    window: Annotated[int, typer.Option(help="Final steps averaged into the table.")] = 5,
+    window: Annotated[int, typer.Option(min=1, help="Final steps averaged into the table.")] = 5,
     heldout_tasks: Annotated[
-        int, typer.Option(help="Held-out test-seen tasks for the start and each final policy.")
+        int,
+        typer.Option(min=0, help="Held-out test-seen tasks for the start and each final policy."),
     ] = 0,
     heldout_samples: Annotated[
-        int, typer.Option(help="Episodes per held-out task (needs --heldout-temperature).")
+        int, typer.Option(min=1, help="Episodes per held-out task (needs --heldout-temperature).")
     ] = 1,
     heldout_temperature: Annotated[
-        float, typer.Option(help="Held-out sampling temperature (0 = greedy).")
+        float, typer.Option(min=0.0, help="Held-out sampling temperature (0 = greedy).")
     ] = 0.0,
     assignments: SetOption = None,
 ) -> None:

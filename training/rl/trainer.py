@@ -32,7 +32,7 @@ import random
 import shutil
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -572,8 +572,14 @@ class RLTrainer:
 
     # -- the run -----------------------------------------------------------------------------
 
-    def train(self) -> list[dict[str, Any]]:
+    def train(
+        self, on_step: Callable[[int, dict[str, Any]], None] | None = None
+    ) -> list[dict[str, Any]]:
         """Train until ``config.steps`` or ``config.max_time_s``; log, checkpoint and plot.
+
+        Args:
+            on_step: Called on the main process with the step number and its metrics after
+                each step (``paraagent train rl`` shows a step counter with it).
 
         Returns:
             The metrics of the steps run by this call.
@@ -607,6 +613,8 @@ class RLTrainer:
                 metrics["kl"],
                 metrics["loss"],
             )
+            if on_step is not None:
+                on_step(self.step, metrics)
             if self.step % self.config.save_every == 0 or last:
                 self.save_checkpoint()
             if out_of_time:

@@ -1,4 +1,4 @@
-"""Run SFT with TRL's ``SFTTrainer`` (LoRA through peft), resumable, with a rich progress bar."""
+"""Run SFT with TRL's ``SFTTrainer`` (LoRA through peft), resumable, with a step counter and ETA."""
 
 from __future__ import annotations
 
@@ -62,38 +62,27 @@ def _eos_ids(policy: TransformersPolicy) -> list[int]:
 
 
 def _progress_callback(console: Console | None) -> TrainerCallback:
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
     from transformers import TrainerCallback
 
-    class RichProgress(TrainerCallback):
-        """Shows steps, loss and ETA with rich (the Trainer's tqdm bars are disabled)."""
+    from ..progress import StepProgress
+
+    class StepCounter(TrainerCallback):
+        """Steps, loss and ETA (:class:`StepProgress`; the Trainer's tqdm bars are disabled)."""
 
         def __init__(self) -> None:
-            self.progress: Progress | None = None
-            self.task: Any = None
+            self.progress: StepProgress | None = None
+            self.loss = ""
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             if not state.is_world_process_zero:
                 return
-            self.progress = Progress(
-                TextColumn("[bold]sft[/]"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[loss]}"),
-                TimeRemainingColumn(), console=console, transient=False,
-            )  # fmt: skip
-            self.progress.start()
-            self.task = self.progress.add_task(
-                "sft", total=state.max_steps, completed=state.global_step, loss=""
-            )
+            self.progress = StepProgress(
+                "sft", state.max_steps, console=console, start=state.global_step
+            ).begin()
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             if self.progress is not None:
-                self.progress.update(self.task, completed=state.global_step)
+                self.progress.advance_to(state.global_step, self.loss)
 
         def on_log(
             self,
@@ -103,17 +92,17 @@ def _progress_callback(console: Console | None) -> TrainerCallback:
             logs: dict[str, Any] | None = None,
             **kwargs: Any,
         ) -> None:
-            if self.progress is not None and logs and "loss" in logs:
-                self.progress.update(self.task, loss=f"loss {logs['loss']:.4f}")
+            if logs and "loss" in logs:
+                self.loss = f"loss {logs['loss']:.4f}"
             if logs:
                 logger.info("step %s: %s", state.global_step, json.dumps(logs))
 
         def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             if self.progress is not None:
-                self.progress.stop()
+                self.progress.end()
                 self.progress = None
 
-    return RichProgress()
+    return StepCounter()
 
 
 def _training_args(config: SFTRunConfig, use_cpu: bool) -> Any:

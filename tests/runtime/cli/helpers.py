@@ -24,14 +24,22 @@ sys.meta_path.insert(0, _Uninstalled())
 """
 
 
-def run_cli(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """The installed console script on ``argv`` (offline, no colour)."""
+def run_cli(
+    *argv: str, timeout: float = 60, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The installed console script on ``argv`` (offline, no colour), ``env`` added."""
     return subprocess.run(
         [str(PARAAGENT), *argv],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "NO_COLOR": "1", "COLUMNS": "100"},
+        env={
+            **os.environ,
+            "HF_HUB_OFFLINE": "1",
+            "NO_COLOR": "1",
+            "COLUMNS": "100",
+            **(env or {}),
+        },
     )
 
 

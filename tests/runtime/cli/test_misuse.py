@@ -81,3 +81,15 @@ def test_every_command_is_listed_with_its_help() -> None:
     listed = run_cli("--help").stdout
     for name in ("run", "chat", "serve", "serve-model", "eval", "toolenv", "index", "train"):
         assert f"\n  {name} " in listed
+
+
+def test_version() -> None:
+    from importlib.metadata import version
+
+    result = run_cli("--version")
+    assert result.returncode == 0 and result.stdout == f"paraagent {version('paraagent')}\n"
+
+
+def test_log_levels_are_documented_in_help() -> None:
+    listed = run_cli("--help").stdout
+    assert "-v, --verbose" in listed and "-vv, --debug" in listed

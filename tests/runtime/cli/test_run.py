@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from paraagent_runtime.cli import main
+from paraagent_runtime.cli.output import DEMO_MODEL_NOTICE
 from paraagent_runtime.trajectory import read_episodes
 
-from .helpers import PARAAGENT
+from .helpers import PARAAGENT, run_cli
 
 DEMO_SERVER = Path(__file__).parents[1] / "mcp" / "demo_server.py"
 
@@ -65,11 +66,14 @@ def test_model_server_down_ends_the_episode_cleanly_and_exits_1(tmp_path, capsys
         ]
     )
     assert code == 1
-    assert (
-        capsys.readouterr()
-        .err.strip()
-        .endswith(f"error: 1 of 1 episodes ended in an error (see {out})")
-    )
+    printed = capsys.readouterr()
+    last = printed.err.strip().splitlines()[-1]
+    assert last.startswith("error: 1 of 1 episodes ended in an error; the first: cannot reach")
+    assert last.endswith(f"(see {out})")
+    # The cause is in the turn it happened and in the episode's last line, not only in the file.
+    assert "✗ turn 0 failed: cannot reach the model server" in printed.out
+    assert "failed: cannot reach the model server" in printed.out.split("summary")[0]
+    assert "answer (error)" not in printed.out
     (episode,) = read_episodes(out)
     assert episode.status == "error" and "cannot reach the model server" in (episode.error or "")
 
@@ -157,3 +161,78 @@ def test_ctrl_c_keeps_the_running_episode_as_interrupted(tmp_path) -> None:
     (episode,) = read_episodes(out)
     assert episode.status == "interrupted" and episode.task == "wait"
     assert [call.name for call in episode.turns[0].calls] == ["demo__sleep"]
+
+
+def test_format_errors_and_typed_tool_errors_show_in_their_turn(tmp_path, capsys) -> None:
+    turns = [
+        '<phase>wander</phase><tool_call>{"name": "search_tools", "arguments": {bad}</tool_call>',
+        '<phase>execute</phase><tool_call>{"name": "nosuch_tool", "arguments": {}}</tool_call>',
+        "<answer>done</answer>",
+    ]
+    assert main(["run", "hi", "-p", script(tmp_path, turns), "-o", str(tmp_path / "t.jsonl")]) == 0
+    printed = capsys.readouterr().out
+    live = printed.split("hi\n", 1)[1].split("┏", 1)[0]  # the live trace, before the table
+    turn0, turn1 = live.split("turn 1: thinking…")
+    assert '⚠ format error [unknown_phase]: unknown phase "wander"' in turn0
+    assert "⚠ format error [malformed_json]: tool call #1 is not valid JSON" in turn0
+    assert "execute × 1: nosuch_tool" in turn1
+    assert "✗ nosuch_tool [unknown_tool] — unknown tool 'nosuch_tool'" in turn1
+    table = printed.split("┏", 1)[1]
+    assert "[unknown_phase]" in table and "[unknown_tool]" in table
+
+
+def test_react_mode_prints_calls_not_a_none_phase(tmp_path, capsys) -> None:
+    turns = [
+        '<tool_call>{"name": "search_tools", "arguments": {"query": "weather"}}</tool_call>',
+        "<answer>ok</answer>",
+    ]
+    argv = [
+        "run",
+        "hi",
+        "-m",
+        "react",
+        "-p",
+        script(tmp_path, turns),
+        "-o",
+        str(tmp_path / "t.jsonl"),
+    ]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "call × 1: search_tools" in printed
+    assert "None" not in printed
+    assert "│ call " in printed
+
+
+def test_an_unloadable_model_prints_its_cause_and_exits_1(tmp_path) -> None:
+    out = tmp_path / "t.jsonl"
+    result = run_cli("run", "hi", "-p", f"local:{tmp_path / 'missing'}", "-o", str(out))
+    assert result.returncode == 1
+    assert "✗ turn 0 failed: cannot load the model" in result.stdout
+    assert "the first: cannot load the model" in result.stderr
+    # The third-party loading bars are off without -v.
+    assert "Loading weights" not in result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_an_unwritable_out_is_one_error_before_any_work(tmp_path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = run_cli("run", "hi", "-p", "scripted:x.jsonl", "-o", str(blocker / "t.jsonl"))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: --out {blocker / 't.jsonl'}: cannot create {blocker} (File exists)"
+    ]
+    assert result.stdout == ""
+
+
+def test_the_demo_default_is_announced_once(tmp_path) -> None:
+    env = {"PARAAGENT_CACHE": str(tmp_path / "cache")}
+    # No tools, so the command stops right after the notice, before any model loads.
+    argv = ["run", "hi", "--no-toolenv", "-o", str(tmp_path / "t.jsonl")]
+    first, second = run_cli(*argv, env=env), run_cli(*argv, env=env)
+    assert first.returncode == second.returncode == 2
+    assert first.stderr.splitlines()[0] == DEMO_MODEL_NOTICE
+    assert "--policy openai:MODEL --base-url" in DEMO_MODEL_NOTICE
+    assert DEMO_MODEL_NOTICE not in second.stderr
+    explicit = run_cli(*argv, "-p", "scripted:x.jsonl", env={"PARAAGENT_CACHE": str(tmp_path)})
+    assert DEMO_MODEL_NOTICE not in explicit.stderr

@@ -125,3 +125,38 @@ async def test_streamed_usage_chunk_when_asked(server: ModelServer) -> None:
     content = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"])
     assert content == "<answer>one</answer>"
     assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["total_tokens"] == 0
+
+
+async def test_another_model_name_is_refused_with_an_openai_style_404(server: ModelServer) -> None:
+    status, payload = await _post(server, {"model": "gpt-4o", "messages": MESSAGES})
+    assert status == 404
+    assert payload["error"] == {
+        "message": "the model 'gpt-4o' does not exist here; this server serves 'demo'",
+        "type": "invalid_request_error",
+        "param": "model",
+        "code": "model_not_found",
+    }
+
+
+async def test_an_alias_is_served_under_the_served_name() -> None:
+    policy = ScriptedPolicy(["<answer>one</answer>"])
+    async with ModelServer(policy, port=0, model_name="demo", aliases=["paraagent"]) as running:
+        status, body = await _post(running, {"model": "paraagent", "messages": MESSAGES})
+        assert "'demo' (also accepted as 'paraagent')" in running.announcement()
+    assert status == 200 and body["model"] == "demo"
+
+
+async def test_the_announcement_names_the_address_and_every_route(server: ModelServer) -> None:
+    text = server.announcement()
+    root = f"http://{server.host}:{server.port}"
+    assert f"serving model 'demo' at {root}/v1" in text
+    for route in ("POST {}/v1/chat/completions", "GET {}/v1/models", "GET {}/health"):
+        assert route.format(root) in text
+
+
+async def test_a_busy_port_is_a_config_error(server: ModelServer) -> None:
+    from paraagent_runtime.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=rf"cannot listen on 127\.0\.0\.1:{server.port}: "):
+        async with ModelServer(ScriptedPolicy([]), port=server.port):
+            pass

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from training.rl.cli import rl_app
@@ -43,3 +44,24 @@ def test_set_overrides_nested_rl_fields_with_a_readable_error(tmp_path: Path) ->
         rl_app, ["ablation", "--config", str(config), "--set", "group_size=1"]
     )
     assert ablation.exit_code == 2 and "group_size" in ablation.output
+
+
+@pytest.mark.slow
+def test_train_rl_counts_its_steps_without_verbose_when_redirected(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    from tests.runtime.cli.helpers import run_cli
+
+    result = run_cli(
+        "train", "rl", "--model", str(tiny_model), "--output-dir", str(tmp_path), "--steps", "2",
+        "--set", "tasks_per_step=1", "--set", "group_size=2", "--set", "max_turns=1",
+        "--set", "max_new_tokens=4", "--set", "device=cpu",
+        timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "rl: steps 0/2 done, 2 to go"
+    assert lines[1].startswith("rl step 1/2 · ") and " elapsed · ETA " in lines[1]
+    assert lines[2].startswith("rl step 2/2 · ") and " · reward " in lines[2]
+    assert lines[3].startswith("done: 2 step(s) to step 2")
+    assert "Loading weights" not in result.stdout + result.stderr
