@@ -114,11 +114,11 @@ class MetaToolSource:
         """Nothing to release."""
 
     async def _search(self, arguments: dict[str, Any]) -> list[dict[str, Any]]:
-        found = await self.session.toolspace.search(
+        found = await self.session.toolspace.search_answers(
             arguments["query"], top_k=int(arguments.get("top_k", 5))
         )
-        self.session.load(spec.name for spec in found)
-        return [spec.card() for spec in found]
+        self.session.load(spec.name for spec, _ in found)
+        return [{**spec.card(), "answers": part} if part else spec.card() for spec, part in found]
 
     async def _inspect(self, arguments: dict[str, Any]) -> dict[str, Any]:
         name = arguments["name"]

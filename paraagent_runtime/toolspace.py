@@ -32,7 +32,7 @@ from .errors import InvalidSchemaError, UnknownToolError, UserError
 from .keyword_search import KeywordToolSearch, tokenize
 from .meta import META_TOOLS, SEARCH_TOOLS, MetaToolSource
 from .naming import assign_names, model_facing_name, name_aliases, unique_aliases
-from .search import ToolSearch
+from .search import NeedAwareSearch, SearchHit, ToolSearch
 from .sources import ToolSource
 from .tools import ToolResult, ToolSpec
 from .validation import ArgumentCheck, compile_schema
@@ -421,8 +421,23 @@ class Toolspace:
 
     async def search(self, query: str, *, top_k: int = 5) -> list[ToolSpec]:
         """The ``top_k`` tools best matching ``query``, best first."""
-        hits = await self._search.search(query, top_k=top_k)
-        return [spec for identifier, _ in hits if (spec := self._by_id.get(identifier)) is not None]
+        return [spec for spec, _ in await self.search_answers(query, top_k=top_k)]
+
+    async def search_answers(
+        self, query: str, *, top_k: int = 5
+    ) -> list[tuple[ToolSpec, str | None]]:
+        """Like :meth:`search`, with the part of ``query`` each tool answers (``None``: all of it).
+
+        Only a :class:`~paraagent_runtime.search.NeedAwareSearch` splits a request into parts.
+        """
+        if isinstance(self._search, NeedAwareSearch):
+            hits = await self._search.search_hits(query, top_k=top_k)
+        else:
+            found = await self._search.search(query, top_k=top_k)
+            hits = [SearchHit(identifier, score) for identifier, score in found]
+        return [
+            (spec, hit.answers) for hit in hits if (spec := self._by_id.get(hit.tool)) is not None
+        ]
 
     def route(self, name: str) -> Route | None:
         """Where a call to the model-facing ``name`` (or an alias) goes, or None if nowhere."""
