@@ -1,29 +1,39 @@
-"""Description-driven tasks over the real catalog: G1 / G2 / G3 tasks with pinned gold responses.
+"""Tasks over the real catalog: G1 / G2 / G3 requests people would write, with pinned gold.
 
 The built-in families (:mod:`.tasks`) have hand-written queries over hand-written tools; this
 module builds tasks for any typed catalog record (botocore, Google discovery, OpenAPI, MCP
 servers, …) with no LLM:
 
 - **arguments** are sampled from each tool's input schema (:func:`.arguments.sample_arguments`),
-  deterministically from the task seed;
-- the **gold DAG** is run against a simulator of the task's world (schema-driven generic
-  responses), and every gold response is **pinned** into the task, so the task replays exactly
-  even if the generic generator or an LLM simulator later answers differently;
-- **answer facts** are a few scalar fields of the gold outputs (strings and numbers that the
-  arguments do not simply echo back);
-- the **query** is phrased from the first sentence of each tool's description plus the argument
-  values and the fields to report.
+  free-text ones replaced by plausible values for their name (a city, a title, a person);
+- **responses** are the schema-driven ones with placeholders grounded in plausible values
+  (:mod:`.catalog_values`); the gold DAG is run against them and every gold response is
+  **pinned** into the task, so the task replays exactly whatever later answers;
+- **answer facts** are output fields that mean something to the asker (named quantities, dates,
+  states, names; never identifiers, links, tokens or echoed arguments);
+- the **query** is phrased from the operations' descriptions and the arguments' meanings
+  (:mod:`.catalog_phrasing`): it never names a tool or an argument key, and test splits use
+  sentence frames that ``train`` and ``dev`` never do.
 
 Groups: ``G1`` one tool (one call, sometimes two in parallel with other arguments); ``G2`` two or
 three tools of one provider (or category) called in parallel; ``G3`` tools of several categories
-with at least one dependency: a scalar output field of one tool feeds a required argument of the
-same normalized name and JSON type of a tool in another category (chains of 2–3, sometimes with an
-independent parallel branch).
+with at least one dependency: an output field of one tool plausibly feeds a required argument of
+a tool in another category (same specific name and JSON type, e.g. an output ``workspaceName``
+feeds ``workspaceName``, or ``channel.id`` feeds ``channelId``; generic names such as ``id`` or
+``name`` alone never link), in chains of 2–3, sometimes with an independent parallel branch.
 
-Held-out splits are defined over catalog categories and providers by a salted hash of their names
-(:func:`catalog_holdout`), so they do not depend on which other sources are installed:
-``test-unseen-categories`` uses only held-out categories, ``test-unseen-tools`` only held-out
-providers of seen categories, and every other split neither.
+Splits: held-out splits are defined over whole catalog categories and whole providers by a
+salted hash of their names (:func:`catalog_holdout`), so they do not depend on which other
+sources are installed: ``test-unseen-categories`` uses only held-out categories,
+``test-unseen-tools`` only held-out providers of seen categories, and ``train``, ``dev`` and
+``test-seen`` neither (each drawn with its own seeds). Every non-train split drops tasks whose
+query or gold answer equals one of the ``train`` tasks of the same seed
+(:func:`generate_catalog_tasks`).
+Each task's environment adds distractors from the whole catalog: other tools of its providers,
+tools with similar names elsewhere, and random ones (:func:`catalog_task_env`).
+
+The full catalog is built once (``paraagent toolenv catalog build``, about a minute, cached
+under ``~/.cache/paraagent/toolenv``); tests use small fixture catalogs.
 """
 
 from __future__ import annotations
@@ -38,13 +48,16 @@ from typing import Any, Protocol
 
 from paraagent_runtime import AnswerFact, ConfigError, PinnedResponse, Task
 from paraagent_runtime.documents import split_identifier
+from paraagent_runtime.intervals import DEFAULT_EVAL_TASKS
 
+from . import catalog_phrasing as phrasing
 from .arguments import sample_arguments
+from .catalog_values import argument_value, grounded_handler, meaningful_fact
 from .generic import canonical_arguments
 from .records import ToolRecord
 from .simulator import ToolEnvSimulator
 from .source import ToolEnv
-from .tasks import _Trace
+from .trace import Trace
 
 __all__ = [
     "CATALOG_GROUPS",
@@ -60,8 +73,91 @@ CATALOG_GROUPS: tuple[str, ...] = ("G1", "G2", "G3")
 UNUSABLE_QUALITY = frozenset({"crawled", "synthetic"})
 """Schema qualities without typed, real interfaces: never used for catalog tasks."""
 _MAX_OUTPUT_CHARS = 8_000
-_MAX_FACT_CHARS = 60
 _TRIES = 40
+_GROUP_RETRIES = 4
+_GENERIC_LINKS = frozenset(
+    {
+        "id",
+        "ids",
+        "name",
+        "key",
+        "type",
+        "data",
+        "value",
+        "values",
+        "status",
+        "code",
+        "kind",
+        "query",
+        "text",
+        "body",
+        "title",
+        "url",
+        "page",
+        "limit",
+        "offset",
+        "token",
+        "version",
+        "description",
+        "q",
+        "input",
+        "content",
+        "message",
+        "result",
+        "path",
+        "format",
+        "mode",
+        "region",
+        "location",
+        "language",
+        "lang",
+        "date",
+        "time",
+        "requestid",
+        "nextpagetoken",
+        "pagetoken",
+        "etag",
+        "state",
+        "action",
+        "filter",
+        "namespace",
+        "typename",
+        "apiversion",
+        "startdate",
+        "enddate",
+        "parent",
+        "resource",
+        "resourcename",
+    }
+)
+"""Field names too generic to say that one operation's output feeds another's input."""
+_UNIVERSAL_LINKS = frozenset(
+    {
+        "email",
+        "emailaddress",
+        "username",
+        "city",
+        "country",
+        "countrycode",
+        "currencycode",
+        "phone",
+        "phonenumber",
+        "domain",
+        "domainname",
+        "ipaddress",
+        "hostname",
+        "symbol",
+        "ticker",
+        "isbn",
+        "timezone",
+        "postalcode",
+        "zipcode",
+        "address",
+        "latitude",
+        "longitude",
+    }
+)
+"""Values that mean the same thing in any system; identifiers only link within one vendor."""
 
 
 class _Light(Protocol):
@@ -83,13 +179,21 @@ class CatalogHoldout:
     Attributes:
         categories: Only ``test-unseen-categories`` uses them.
         providers: Providers of seen categories that only ``test-unseen-tools`` uses.
+        excluded: Providers with tools in both a held-out and a seen category: no split uses
+            them, so every provider is held out whole or not at all.
     """
 
     categories: frozenset[str]
     providers: frozenset[str]
+    excluded: frozenset[str] = frozenset()
 
     def split_of(self, entry: _Light) -> str:
-        """The record's split family: ``seen``, ``unseen-tools`` or ``unseen-categories``."""
+        """The record's split family.
+
+        One of ``seen``, ``unseen-tools``, ``unseen-categories`` or ``excluded``.
+        """
+        if entry.provider in self.excluded:
+            return "excluded"
         if entry.category in self.categories:
             return "unseen-categories"
         if entry.provider in self.providers:
@@ -115,12 +219,16 @@ def catalog_holdout(records: Sequence[Any], *, rate: float = 0.1) -> CatalogHold
         raise ConfigError(f"holdout rate must be within (0, 1), got {rate}")
     light = _light(records)
     categories = frozenset(e.category for e in light if _bucket("category", e.category) < rate)
+    spans: dict[str, set[bool]] = defaultdict(set)
+    for entry in light:
+        spans[entry.provider].add(entry.category in categories)
+    excluded = frozenset(provider for provider, held in spans.items() if len(held) == 2)
     providers = frozenset(
-        e.provider
-        for e in light
-        if e.category not in categories and _bucket("provider", e.provider) < rate
+        provider
+        for provider, held in spans.items()
+        if held == {False} and _bucket("provider", provider) < rate
     )
-    return CatalogHoldout(categories=categories, providers=providers)
+    return CatalogHoldout(categories=categories, providers=providers, excluded=excluded)
 
 
 def _light(records: Sequence[Any]) -> Sequence[_Light]:
@@ -153,68 +261,6 @@ def _leaves(value: Any, path: str = "", depth: int = 0) -> Iterable[tuple[str, A
             yield from _leaves(value[0], f"{path}.0" if path else "0", depth + 1)
     elif path:
         yield path, value
-
-
-def _usable_fact(value: Any, echoed: set[str]) -> bool:
-    if isinstance(value, bool) or value is None:
-        return False
-    if isinstance(value, int | float):
-        return abs(value) < 1e12 and str(value) not in echoed
-    return (
-        isinstance(value, str)
-        and 0 < len(value) <= _MAX_FACT_CHARS
-        and any(ch.isalnum() for ch in value)
-        and value not in echoed
-    )
-
-
-_TAGS = re.compile(r"<[^>]+>|\[([^\]]*)\]\([^)]*\)|[`*_#]{1,3}(?=\w)|(?<=\w)[`*_]{1,3}")
-_SENTENCE = re.compile(r"(?<=[a-z0-9)])[.!?](?:\s|$)")
-
-
-def _summary(record: ToolRecord) -> str:
-    """The description's first sentence, cleaned (markup removed), or the humanized tool name."""
-    text = _TAGS.sub(lambda m: m.group(1) or "", record.description or "")
-    text = " ".join(text.split())
-    first = _SENTENCE.split(text, maxsplit=1)[0].strip().rstrip(".:;") if text else ""
-    if len(first) > 140:
-        first = first[:140].rsplit(" ", 1)[0] + "…"
-    return first or " ".join(split_identifier(record.name.split("/")[-1])).lower()
-
-
-_IRREGULAR = {"is": "check whether it is", "has": "check whether it has"}
-
-
-def _imperative(record: ToolRecord) -> str:
-    """The summary as an instruction: "Gets the template" → "get the template"."""
-    summary = _summary(record)
-    first, _, rest = summary.partition(" ")
-    word = first.lower()
-    if word in _IRREGULAR or not first[:1].isupper() or not word.isalpha():
-        return f"use {record.name} ({summary})"
-    if word.endswith("ies") and len(word) > 4:
-        verb = word[:-3] + "y"
-    elif word.endswith(("ches", "shes", "sses", "xes", "zes")):
-        verb = word[:-2]
-    elif word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        verb = word[:-1]
-    else:
-        return f"use {record.name} ({summary})"
-    return f"{verb} {rest}".strip()
-
-
-def _render_arguments(arguments: dict[str, Any]) -> str:
-    if not arguments:
-        return ""
-    parts = [
-        f"{key} {value!r}" if isinstance(value, str) else f"{key} {canonical_arguments(value)}"
-        for key, value in arguments.items()
-    ]
-    return " with " + ", ".join(parts)
-
-
-def _and(items: Sequence[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 @dataclass
@@ -298,6 +344,8 @@ class CatalogTaskGenerator:
         return not reason
 
     def _unusable_reason(self, record: ToolRecord) -> str:
+        if record.description.lstrip().lower().startswith("deprecated"):
+            return "deprecated"
         output = record.output_schema or {}
         if not output.get("properties") and not isinstance(record.response_template, dict):
             return "no_output_fields"
@@ -307,12 +355,21 @@ class CatalogTaskGenerator:
         response = _respond(record, arguments, self.seed)
         if len(canonical_arguments(response)) > _MAX_OUTPUT_CHARS:
             return "output_too_large"
-        if not any(_usable_fact(v, set()) for _, v in _leaves(response)):
+        if not any(meaningful_fact(p, v, set()) for p, v in _leaves(response)):
             return "no_scalar_output"
         return ""
 
-    def generate(self, n: int, *, groups: Sequence[str] = CATALOG_GROUPS) -> list[Task]:
-        """``n`` tasks cycling through ``groups``; a group the split cannot fill is skipped.
+    def generate(
+        self,
+        n: int,
+        *,
+        groups: Sequence[str] = CATALOG_GROUPS,
+        exclude: Iterable[Task] = (),
+    ) -> list[Task]:
+        """``n`` tasks cycling through ``groups``; a group the split cannot fill yields its turn.
+
+        A task whose query or gold answer equals one of ``exclude`` (e.g. the train tasks) is
+        drawn again.
 
         Raises:
             ConfigError: ``n`` is negative, a group is unknown, or no task could be built.
@@ -324,18 +381,23 @@ class CatalogTaskGenerator:
                 f"generate_catalog_tasks: need n >= 0 and groups from {CATALOG_GROUPS}; "
                 f"got n={n}, groups={chosen}"
             )
+        excluded = list(exclude)
+        taken = {task.query for task in excluded} | {task.gold_answer for task in excluded}
         rng = random.Random(f"catalog-tasks:{self.seed}:{self.split}")
         tasks: list[Task] = []
         failures = 0
-        index = 0
+        index = retries = 0
         while len(tasks) < n:
             group = chosen[index % len(chosen)]
             task_seed = rng.randrange(2**31)
             task = self.task(len(tasks), group, task_seed)
-            index += 1
-            if task is None:
+            if task is None or task.query in taken or task.gold_answer in taken:
                 failures += 1
-                self.skipped[f"no_{group}_task"] += 1
+                retries += 1
+                # A group keeps its turn for a few draws (so groups stay balanced), then yields.
+                if retries >= _GROUP_RETRIES:
+                    index, retries = index + 1, 0
+                self.skipped[f"no_{group}_task" if task is None else "duplicate"] += 1
                 if failures > 3 * n + 10:
                     raise ConfigError(
                         f"catalog tasks: split {self.split!r} cannot fill groups {chosen} "
@@ -343,6 +405,8 @@ class CatalogTaskGenerator:
                     )
                 continue
             tasks.append(task)
+            taken |= {task.query, task.gold_answer}
+            index, retries = index + 1, 0
         return tasks
 
     def task(self, index: int, group: str, task_seed: int) -> Task | None:
@@ -379,7 +443,10 @@ class CatalogTaskGenerator:
     def _pick(self, rng: random.Random) -> _Candidate:
         return self.pool[rng.randrange(len(self.pool))]
 
-    def _g1(self, rng: random.Random, seed: int) -> tuple[_Trace, str, str] | None:
+    def _frame(self, shape: str, rng: random.Random) -> str:
+        return phrasing.choose(rng, phrasing.frames_for(shape, self.split))
+
+    def _g1(self, rng: random.Random, seed: int) -> tuple[Trace, str, str] | None:
         tool = self._pick(rng)
         trace = _new_trace([tool.record], seed)
         first = self._call(trace, tool.record, rng)
@@ -390,58 +457,64 @@ class CatalogTaskGenerator:
             second = self._call(trace, tool.record, rng)
             if second is not None and trace.calls[-1].arguments != trace.calls[0].arguments:
                 nodes.append(second)
-        facts = [self._facts(trace, node, rng, 3 if len(nodes) == 1 else 2) for node in nodes]
-        if not all(facts):
+        labels = self._facts(trace, nodes[0], rng, rng.choice((1, 2)))
+        if not labels:
             return None
-        asks = [
-            f"{_imperative(tool.record)}{_render_arguments(trace.calls[int(n[1:]) - 1].arguments)}"
-            for n in nodes
-        ]
-        query = (
-            f"Using the {tool.record.provider} API, please {_and(asks)}. "
-            f"Tell me {_and([label for group in facts for label in group])}."
+        service = phrasing.service(tool.record.provider)
+        if len(nodes) == 1:
+            query = phrasing.sentence(
+                self._frame("single", rng),
+                service=service,
+                act=phrasing.action(tool.record),
+                args=_for(trace, nodes[0], tool.record),
+                facts=phrasing.join_and(labels),
+            )
+            return trace, query, _answer(trace)
+        paths = [fact.source.split(".", 1)[1] for fact in trace.facts]
+        if not self._same_facts(trace, nodes[1], paths):
+            return None
+        acts = [f"{phrasing.action(tool.record)}{_for(trace, node, tool.record)}" for node in nodes]
+        query = phrasing.sentence(
+            self._frame("parallel", rng),
+            service=service,
+            acts=" and ".join(acts),
+            facts=f"{phrasing.join_and(labels)} for each",
         )
         return trace, query, _answer(trace)
 
-    def _g2(self, rng: random.Random, seed: int) -> tuple[_Trace, str, str] | None:
+    def _g2(self, rng: random.Random, seed: int) -> tuple[Trace, str, str] | None:
         anchor = self._pick(rng)
         siblings = [i for i in self._by_provider[anchor.record.provider] if i != anchor.index]
         rng.shuffle(siblings)
         chosen = [anchor.record]
-        want = rng.choice((2, 3))
+        want = rng.choice((2, 2, 3))
         for index in siblings[:_TRIES]:
             if len(chosen) >= want:
                 break
-            if self._is_usable(index):
+            if self._is_usable(index) and _distinct_action(self.records[index], chosen):
                 chosen.append(self.records[index])
         if len(chosen) < 2:
-            same = [
-                c.record
-                for c in self.pool
-                if c.record.category == anchor.record.category and c is not anchor
-            ]
-            if not same:
-                return None
-            chosen.append(same[rng.randrange(len(same))])
+            return None
         trace = _new_trace(chosen, seed)
-        asks, labels = [], []
+        acts, labels = [], []
         for record in chosen:
             node = self._call(trace, record, rng)
             if node is None:
                 return None
-            found = self._facts(trace, node, rng, 2)
+            found = self._facts(trace, node, rng, 1, taken=labels)
             if not found:
                 return None
-            asks.append(f"{_imperative(record)}{_render_arguments(trace.calls[-1].arguments)}")
+            acts.append(f"{phrasing.action(record)}{_for(trace, node, record)}")
             labels += found
-        query = (
-            f"I work with {anchor.record.provider}. In parallel, please: "
-            + "; ".join(f"({i}) {ask}" for i, ask in enumerate(asks, start=1))
-            + f". Then tell me {_and(labels)}."
+        query = phrasing.sentence(
+            self._frame("parallel", rng),
+            service=phrasing.service(anchor.record.provider),
+            acts=phrasing.join_and(acts),
+            facts=phrasing.join_and(labels),
         )
         return trace, query, _answer(trace)
 
-    def _g3(self, rng: random.Random, seed: int) -> tuple[_Trace, str, str] | None:
+    def _g3(self, rng: random.Random, seed: int) -> tuple[Trace, str, str] | None:
         head = self._pick(rng)
         chain = [head.record]
         links: list[tuple[str, str]] = []
@@ -454,7 +527,7 @@ class CatalogTaskGenerator:
         categories = {head.record.category}
         length = rng.choice((2, 2, 3))
         while len(chain) < length:
-            step = self._consumer(output, categories, rng, seed)
+            step = self._consumer(chain[-1], output, categories, rng, seed)
             if step is None:
                 break
             record, path, argument, args = step
@@ -468,88 +541,137 @@ class CatalogTaskGenerator:
         if len(chain) < 2:
             return None
         extra = None
-        if rng.random() < 0.5:
+        if rng.random() < 0.4:
             others = [c.record for c in self.pool if c.record.category not in categories]
             if others:
                 extra = others[rng.randrange(len(others))]
-        records = chain + ([extra] if extra is not None else [])
-        trace = _new_trace(records, seed)
+        trace = _new_trace(chain + ([extra] if extra is not None else []), seed)
         previous = trace.call(chain[0].id, arguments[0])
-        labels: list[str] = []
-        steps = [f"{_imperative(chain[0])}{_render_arguments(arguments[0])}"]
+        head_text = (
+            f"{phrasing.action(chain[0])} on {phrasing.service(chain[0].provider)}"
+            f"{_for(trace, previous, chain[0])}"
+        )
+        steps: list[str] = []
+        link_phrases: list[str] = []
         for record, args, (path, argument) in zip(chain[1:], arguments[1:], links, strict=True):
             fixed = {k: v for k, v in args.items() if k != argument}
             previous = trace.call(record.id, fixed, bind={argument: f"{previous}.{path}"})
-            field_name = path.split(".")[-1]
-            also = f" (also with {_render_arguments(fixed)[6:]})" if fixed else ""
+            also = phrasing.join_and(phrasing.argument_phrases(fixed, record.input_schema))
             steps.append(
-                f"take the {field_name} from that result and use it as {argument} to "
-                f"{_imperative(record)}{also}"
+                f"{phrasing.action(record)} on {phrasing.service(record.provider)}"
+                + (f" (with {also})" if also else "")
             )
-        found = self._facts(trace, previous, rng, 2)
-        if not found:
+            link_phrases.append(phrasing.field_phrase(path))
+        labels = self._facts(trace, previous, rng, rng.choice((1, 2)))
+        if not labels:
             return None
-        labels += found
-        query = "First, " + "; then ".join(steps) + "."
+        following = steps[0]
+        for link, step in zip(link_phrases[1:], steps[1:], strict=True):
+            following += f", and with its {link}, {step}"
+        query = phrasing.sentence(
+            self._frame("chain", rng),
+            service=phrasing.service(chain[0].provider),
+            head=head_text,
+            link=link_phrases[0],
+            next=following,
+            facts=phrasing.join_and(labels),
+        )
         if extra is not None:
             side = self._call(trace, extra, rng)
-            side_facts = self._facts(trace, side, rng, 1) if side is not None else []
-            if not side_facts:
+            side_labels = self._facts(trace, side, rng, 1, taken=labels) if side else []
+            if not side_labels:
                 return None
-            labels += side_facts
-            side_arguments = _render_arguments(trace.calls[-1].arguments)
-            query += f" Independently, {_imperative(extra)}{side_arguments}."
-        query += f" Tell me {_and(labels)}."
+            query += (
+                f" Separately, {phrasing.action(extra)} on {phrasing.service(extra.provider)}"
+                f"{_for(trace, side, extra)} and tell me the {side_labels[0]} too."
+            )
         return trace, query, _answer(trace)
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _call(self, trace: _Trace, record: ToolRecord, rng: random.Random) -> str | None:
-        arguments = sample_arguments(record, rng)
+    def _call(self, trace: Trace, record: ToolRecord, rng: random.Random) -> str | None:
+        arguments = _plausible_arguments(record, rng)
         if arguments is None:
             return None
         node = trace.call(record.id, arguments)
         return node if _fits(trace.outputs[node]) else None
 
-    def _facts(self, trace: _Trace, node: str, rng: random.Random, count: int) -> list[str]:
+    def _facts(
+        self,
+        trace: Trace,
+        node: str,
+        rng: random.Random,
+        count: int,
+        *,
+        taken: Sequence[str] = (),
+    ) -> list[str]:
+        """Record up to ``count`` meaningful facts of ``node``'s output; return their phrases.
+
+        Phrases in ``taken`` (facts of other calls of the task) are skipped, so every fact the
+        query asks for reads differently.
+        """
         call = next(c for c in trace.calls if c.id == node)
         echoed = {str(v) for v in call.arguments.values()}
-        leaves = [
-            (p, v)
-            for p, v in _leaves(trace.outputs[node])
-            if _usable_fact(v, echoed) and not p.lower().startswith("error")
-        ]
-        if not leaves:
+        by_phrase: dict[str, tuple[str, Any]] = {}
+        for path, value in _leaves(trace.outputs[node]):
+            label = phrasing.field_phrase(path)
+            if meaningful_fact(path, value, echoed) and label not in taken:
+                by_phrase.setdefault(label, (path, value))
+        if not by_phrase:
             return []
-        chosen = sorted(rng.sample(range(len(leaves)), min(count, len(leaves))))
-        tool = call.tool.split("/", 1)[1]
-        labels = []
-        for i in chosen:
-            path, value = leaves[i]
-            label = f"the {_field_label(path)} of the {tool} result"
-            tolerance = 0.01 if isinstance(value, float) else None
-            trace.facts.append(
-                AnswerFact(value=value, label=label, source=f"{node}.{path}", tolerance=tolerance)
-            )
-            labels.append(label)
+        labels = sorted(rng.sample(sorted(by_phrase), min(count, len(by_phrase))))
+        for label in labels:
+            path, value = by_phrase[label]
+            self._record_fact(trace, node, path, value, label)
         return labels
 
+    def _same_facts(self, trace: Trace, node: str, paths: Sequence[str]) -> bool:
+        """Record the facts at ``paths`` of ``node`` too (a repeated call asks the same)."""
+        call = next(c for c in trace.calls if c.id == node)
+        echoed = {str(v) for v in call.arguments.values()}
+        found = dict(_leaves(trace.outputs[node]))
+        if not all(path in found and meaningful_fact(path, found[path], echoed) for path in paths):
+            return False
+        for path in paths:
+            self._record_fact(trace, node, path, found[path], phrasing.field_phrase(path))
+        return True
+
+    @staticmethod
+    def _record_fact(trace: Trace, node: str, path: str, value: Any, label: str) -> None:
+        tolerance = 0.01 if isinstance(value, float) else None
+        trace.facts.append(
+            AnswerFact(value=value, label=label, source=f"{node}.{path}", tolerance=tolerance)
+        )
+
     def _consumer(
-        self, output: Any, categories: set[str], rng: random.Random, seed: int
+        self,
+        producer: ToolRecord,
+        output: Any,
+        categories: set[str],
+        rng: random.Random,
+        seed: int,
     ) -> tuple[ToolRecord, str, str, dict[str, Any]] | None:
-        """A pool tool of a new category with a required argument fed by a field of ``output``."""
+        """A pool tool of a new category with a required argument fed by a field of ``output``.
+
+        Identifiers (``documentId``) only feed tools of the producer's vendor; values that mean
+        the same everywhere (an email, a city) feed any.
+        """
         consumers = self._consumer_index()
-        leaves = [(p, v) for p, v in _leaves(output) if _usable_fact(v, set())]
+        vendor = _vendor(producer.provider)
+        leaves = [(p, v) for p, v in _leaves(output) if _linkable(v)]
         rng.shuffle(leaves)
         for path, value in leaves:
             options = [
                 (c, argument)
-                for c, argument, kind in consumers.get(_norm(path.split(".")[-1]), ())
-                if c.record.category not in categories and kind == _json_type(value)
+                for key in _link_keys(path)
+                for c, argument, kind in consumers.get(key, ())
+                if c.record.category not in categories
+                and kind == _json_type(value)
+                and (key in _UNIVERSAL_LINKS or _vendor(c.record.provider) == vendor)
             ]
             rng.shuffle(options)
             for candidate, argument in options[:5]:
-                args = sample_arguments(candidate.record, rng)
+                args = _plausible_arguments(candidate.record, rng)
                 if args is None:
                     continue
                 args[argument] = value
@@ -569,15 +691,79 @@ class CatalogTaskGenerator:
                 properties = schema.get("properties") or {}
                 for name in schema.get("required") or ():
                     sub = properties.get(name)
-                    if isinstance(sub, dict) and sub.get("type") in ("string", "integer", "number"):
-                        index[_norm(name)].append((candidate, name, sub["type"]))
+                    key = _norm(name)
+                    if (
+                        isinstance(sub, dict)
+                        and sub.get("type") in ("string", "integer", "number")
+                        and key not in _GENERIC_LINKS
+                        and len(key) >= 5
+                    ):
+                        index[key].append((candidate, name, sub["type"]))
             self._consumers = dict(index)
         return self._consumers
 
 
-def _field_label(path: str) -> str:
-    """``"Items.0.Name"`` → ``"Items[0].Name"``."""
-    return re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", path)
+def _link_keys(path: str) -> list[str]:
+    """The argument names an output field at ``path`` may feed.
+
+    Its own name when specific, or its parent's name joined to it (``channel.id`` →
+    ``channelid``).
+    """
+    parts = [part for part in path.split(".") if not part.isdigit()]
+    leaf = _norm(parts[-1]) if parts else ""
+    keys = [leaf] if leaf not in _GENERIC_LINKS and len(leaf) >= 5 else []
+    if len(parts) > 1 and leaf in ("id", "name", "key", "code"):
+        parent = _norm(parts[-2])
+        for stem in {parent, parent[:-1] if parent.endswith("s") else parent}:
+            keys.append(stem + leaf)
+    return keys
+
+
+def _vendor(provider: str) -> str:
+    """``google_docs`` → ``google``; providers of one company share identifiers."""
+    head = provider.split("_", 1)[0]
+    return head if head in ("google", "aws", "azure", "microsoft", "rapidapi") else provider
+
+
+def _linkable(value: Any) -> bool:
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, str):
+        return 0 < len(value) <= 80
+    return isinstance(value, int | float)
+
+
+def _distinct_action(record: ToolRecord, chosen: Sequence[ToolRecord]) -> bool:
+    """Whether ``record`` reads differently from the operations already ``chosen``."""
+    return phrasing.action(record) not in {phrasing.action(other) for other in chosen}
+
+
+def _plausible_arguments(record: ToolRecord, rng: random.Random) -> dict[str, Any] | None:
+    """Schema-valid arguments with free text replaced by plausible values for their names."""
+    arguments = sample_arguments(record, rng)
+    if arguments is None:
+        return None
+    properties = record.input_schema.get("properties") or {}
+    plausible = dict(arguments)
+    for name, value in arguments.items():
+        sub = properties.get(name)
+        if isinstance(value, str) and isinstance(sub, dict):
+            replacement = argument_value(name, sub, rng)
+            if replacement is not None:
+                plausible[name] = replacement
+    if plausible != arguments:
+        try:
+            ToolEnvSimulator([record], handlers={}).validate(record.id, plausible)
+        except ValueError:
+            return arguments
+    return plausible
+
+
+def _for(trace: Trace, node: str, record: ToolRecord) -> str:
+    """`` for <argument phrases>`` of a recorded call ("" without arguments worth saying)."""
+    call = next(c for c in trace.calls if c.id == node)
+    phrases = phrasing.argument_phrases(call.arguments, record.input_schema)
+    return f" for {phrasing.join_and(phrases)}" if phrases else ""
 
 
 def _fits(output: Any) -> bool:
@@ -592,16 +778,22 @@ def _json_type(value: Any) -> str:
     return "number" if isinstance(value, float) else "string"
 
 
-def _new_trace(records: Sequence[ToolRecord], seed: int) -> _Trace:
+def _handlers(records: Iterable[ToolRecord]) -> dict[str, Any]:
+    return {record.id: grounded_handler(record) for record in records}
+
+
+def _new_trace(records: Sequence[ToolRecord], seed: int) -> Trace:
     unique = list({record.id: record for record in records}.values())
-    return _Trace(ToolEnvSimulator(unique, seed=seed, handlers={}))
+    return Trace(ToolEnvSimulator(unique, seed=seed, handlers=_handlers(unique)))
 
 
 def _respond(record: ToolRecord, arguments: dict[str, Any], seed: int) -> Any:
-    return ToolEnvSimulator([record], seed=seed, handlers={}).respond(record.id, arguments)
+    return ToolEnvSimulator([record], seed=seed, handlers=_handlers([record])).respond(
+        record.id, arguments
+    )
 
 
-def _answer(trace: _Trace) -> str:
+def _answer(trace: Trace) -> str:
     return "; ".join(f"{fact.label}: {fact.value}" for fact in trace.facts) + "."
 
 
@@ -615,6 +807,7 @@ def generate_catalog_tasks(
     pool_size: int = 1000,
     holdout_rate: float = 0.1,
     holdout: CatalogHoldout | None = None,
+    train_reference: int = DEFAULT_EVAL_TASKS,
 ) -> list[Task]:
     """Generate ``n`` description-driven tasks over real catalog records, reproducibly.
 
@@ -628,19 +821,29 @@ def generate_catalog_tasks(
         pool_size: Usable tools examined per generator (a seeded sample of the split).
         holdout_rate: Share of categories and providers held out (see :func:`catalog_holdout`).
         holdout: Explicit held-out categories and providers (overrides ``holdout_rate``).
+        train_reference: How many ``train`` tasks of the same seed (at least ``n``) every other
+            split is deduplicated against: none of its queries or gold answers equals theirs.
 
     Raises:
         ConfigError: Bad ``n``/``groups``, or the split has no usable tool for the groups.
     """
-    generator = CatalogTaskGenerator(
-        records,
-        split=split,
-        seed=seed,
-        pool_size=pool_size,
-        holdout_rate=holdout_rate,
-        holdout=holdout,
+
+    def generator(label: str) -> CatalogTaskGenerator:
+        return CatalogTaskGenerator(
+            records,
+            split=label,
+            seed=seed,
+            pool_size=pool_size,
+            holdout_rate=holdout_rate,
+            holdout=holdout,
+        )
+
+    train = (
+        []
+        if split == "train"
+        else generator("train").generate(max(n, train_reference), groups=groups)
     )
-    return generator.generate(n, groups=groups)
+    return generator(split).generate(n, groups=groups, exclude=train)
 
 
 def catalog_task_records(task: Task, records: Sequence[ToolRecord]) -> list[ToolRecord]:
@@ -669,8 +872,10 @@ def catalog_task_env(
 ) -> ToolEnv:
     """A ToolEnv in the task's world over its gold tools plus seeded distractor tools.
 
-    Distractors are other tools of the gold providers (near duplicates) and random tools of the
-    catalog, so the agent has to search; gold responses are the task's pinned ones.
+    Distractors come from the whole catalog: other tools of the gold providers (near
+    duplicates), tools of other providers whose names share a word with a gold tool (the same
+    operation elsewhere), and random ones, so the agent has to search. Gold responses are the
+    task's pinned ones; any other call gets a grounded response (:mod:`.catalog_values`).
 
     Args:
         task: A catalog task.
@@ -683,13 +888,72 @@ def catalog_task_env(
     providers = {record.provider for record in gold}
     rng = random.Random(f"distractors:{task.id}:{task.seed}")
     same = [i for i, e in enumerate(light) if e.provider in providers and e.source != "builtin"]
+    names = _name_index(records)
+    similar = sorted(
+        {i for record in gold for word in _name_words(record.name) for i in names.get(word, ())}
+        - set(same)
+    )
     others = rng.sample(range(len(light)), min(len(light), distractors * 2))
     chosen: dict[str, ToolRecord] = {record.id: record for record in gold}
-    for index in rng.sample(same, min(len(same), distractors // 2)) + others:
+    picks = rng.sample(same, min(len(same), distractors // 3))
+    picks += rng.sample(similar, min(len(similar), distractors // 3))
+    for index in picks + others:
         if len(chosen) >= len(gold) + distractors:
             break
         if light[index].source != "builtin" and light[index].schema_quality not in UNUSABLE_QUALITY:
             chosen.setdefault(light[index].id, records[index])
-    return ToolEnv(
-        list(chosen.values()), seed=task.seed, pinned=task.pinned, handlers={}, **options
-    )
+    tools = list(chosen.values())
+    return ToolEnv(tools, seed=task.seed, pinned=task.pinned, handlers=_handlers(tools), **options)
+
+
+_VERBS = frozenset(
+    {
+        "get",
+        "list",
+        "create",
+        "delete",
+        "update",
+        "put",
+        "post",
+        "patch",
+        "set",
+        "describe",
+        "search",
+        "find",
+        "fetch",
+        "retrieve",
+        "by",
+        "for",
+        "with",
+        "from",
+        "the",
+        "and",
+        "all",
+        "info",
+        "details",
+        "data",
+        "v1",
+        "v2",
+        "v3",
+    }
+)
+_NAME_INDEXES: dict[int, tuple[Sequence[Any], dict[str, list[int]]]] = {}
+
+
+def _name_words(name: str) -> set[str]:
+    words = {word.lower() for word in split_identifier(name.rsplit("/", 1)[-1])}
+    return {word for word in words if len(word) >= 4 and word not in _VERBS}
+
+
+def _name_index(records: Sequence[Any]) -> dict[str, list[int]]:
+    """Catalog positions by the words of their tool names (built once per catalog object)."""
+    cached = _NAME_INDEXES.get(id(records))
+    if cached is not None and cached[0] is records:
+        return cached[1]
+    index: dict[str, list[int]] = defaultdict(list)
+    for position, entry in enumerate(_light(records)):
+        for word in _name_words(entry.id):
+            index[word].append(position)
+    _NAME_INDEXES.clear()
+    _NAME_INDEXES[id(records)] = (records, dict(index))
+    return _NAME_INDEXES[id(records)][1]

@@ -1,8 +1,9 @@
-"""Description-driven catalog tasks over real botocore and Google discovery records."""
+"""Catalog tasks over real botocore and Google discovery records: shapes, phrasing, splits."""
 
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -11,14 +12,18 @@ import pytest
 from mcp_servers.toolenv import execute_gold
 from mcp_servers.toolenv.arguments import sample_arguments
 from mcp_servers.toolenv.catalog import botocore_source, build_catalog, google_source
+from mcp_servers.toolenv.catalog_phrasing import FRAMES, action, field_phrase, service
 from mcp_servers.toolenv.catalog_tasks import (
     CatalogHoldout,
     CatalogTaskGenerator,
+    _link_keys,
+    _norm,
     catalog_holdout,
     catalog_task_env,
     catalog_task_records,
     generate_catalog_tasks,
 )
+from mcp_servers.toolenv.catalog_values import grounded_response, meaningful_fact
 from mcp_servers.toolenv.evaluation import EvalConfig, catalog_eval_setup, evaluate_toolenv
 from mcp_servers.toolenv.oracle import oracle_policy
 from mcp_servers.toolenv.records import ToolRecord
@@ -38,7 +43,8 @@ def _link(target: Path, sources: list[Path]) -> Path:
 
 @pytest.fixture(scope="module")
 def real_records(tmp_path_factory: pytest.TempPathFactory) -> list[ToolRecord]:
-    """~400 real records: AWS s3/sqs/dynamodb (cloud), Google drive/tasks and youtube/books."""
+    """~600 real records: AWS s3/sqs/dynamodb and Google dataproc (cloud), drive/tasks
+    (productivity), youtube/books (media) and bigquery (analytics)."""
     root = tmp_path_factory.mktemp("catalog")
     aws, google = botocore_source.default_path(), google_source.default_path()
     assert aws is not None and google is not None
@@ -46,7 +52,17 @@ def real_records(tmp_path_factory: pytest.TempPathFactory) -> list[ToolRecord]:
         "botocore": _link(root / "b", [aws / "s3", aws / "sqs", aws / "dynamodb"]),
         "google": _link(
             root / "g",
-            [google / f"{n}.json" for n in ("tasks.v1", "drive.v3", "youtube.v3", "books.v1")],
+            [
+                google / f"{n}.json"
+                for n in (
+                    "tasks.v1",
+                    "drive.v3",
+                    "youtube.v3",
+                    "books.v1",
+                    "bigquery.v2",
+                    "dataproc.v1",
+                )
+            ],
         ),
     }
     return list(build_catalog(sources, progress=False).records)
@@ -62,7 +78,7 @@ def test_groups_shapes_and_pins(real_records: list[ToolRecord], train_tasks) -> 
     assert Counter(task.group for task in train_tasks) == {"G1": 3, "G2": 3, "G3": 3}
     for task in train_tasks:
         categories = {by_id[tool].category for tool in task.tools}
-        assert task.facts and task.query.endswith(".")
+        assert task.facts and task.query.endswith((".", "?"))
         assert len(task.pinned) == len(task.calls)
         if task.group == "G1":
             assert len(task.tools) == 1 and task.depth == 1
@@ -75,9 +91,8 @@ def test_groups_shapes_and_pins(real_records: list[ToolRecord], train_tasks) -> 
             assert bound, task.id
             for call in bound:
                 ((argument, reference),) = call.bindings.items()
-                assert reference.rsplit(".", 1)[-1].lower().replace(
-                    "_", ""
-                ) == argument.lower().replace("_", "")
+                # The field feeds an argument of its own specific name, or its parent's + it.
+                assert _norm(argument) in _link_keys(reference.split(".", 1)[1])
         for fact in task.facts:
             assert not isinstance(fact.value, bool)
 
@@ -128,12 +143,16 @@ async def test_oracle_solves_catalog_tasks_through_the_agent(
 
 def test_held_out_splits_use_only_held_out_tools(real_records: list[ToolRecord]) -> None:
     by_id = {record.id: record for record in real_records}
-    seen = generate_catalog_tasks(real_records, 6, seed=1, split="test-seen", holdout=HOLDOUT)
-    tools = generate_catalog_tasks(
-        real_records, 4, seed=1, split="test-unseen-tools", holdout=HOLDOUT
-    )
-    cats = generate_catalog_tasks(
-        real_records, 4, seed=1, split="test-unseen-categories", holdout=HOLDOUT
+
+    def tasks(n: int, split: str) -> list:
+        return generate_catalog_tasks(
+            real_records, n, seed=1, split=split, holdout=HOLDOUT, train_reference=n
+        )
+
+    seen, tools, cats = (
+        tasks(6, "test-seen"),
+        tasks(4, "test-unseen-tools"),
+        tasks(4, "test-unseen-categories"),
     )
     for task in seen:
         assert all(HOLDOUT.split_of(by_id[t]) == "seen" for t in task.tools)
@@ -203,7 +222,12 @@ def test_bad_inputs_raise_config_errors(real_records: list[ToolRecord], train_ta
         )
     with pytest.raises(ConfigError, match="cannot fill"):
         generate_catalog_tasks(
-            real_records, 2, split="test-unseen-tools", groups=["G3"], holdout=HOLDOUT
+            real_records,
+            2,
+            split="test-unseen-tools",
+            groups=["G3"],
+            holdout=HOLDOUT,
+            train_reference=2,
         )
     with pytest.raises(ConfigError, match="holdout rate"):
         catalog_holdout(real_records, rate=1.5)
@@ -221,3 +245,101 @@ def test_catalog_eval_setup_builds_tasks_and_envs(real_records: list[ToolRecord]
     assert len(tasks) == 3 and all(task.family.startswith("catalog_g") for task in tasks)
     env = factory(tasks[0])
     assert set(tasks[0].tools) <= {record.id for record in env.records}
+
+
+def test_queries_read_like_requests_never_naming_tools_or_argument_keys(
+    real_records: list[ToolRecord], train_tasks
+) -> None:
+    by_id = {record.id: record for record in real_records}
+    for task in train_tasks:
+        assert "use " not in task.query.lower() and " with id " not in task.query.lower()
+        for call in task.calls:
+            name = by_id[call.tool].name
+            assert name not in task.query, (name, task.query)
+            assert all(f"{key} '" not in task.query for key in call.arguments)
+        assert service(by_id[task.tools[0]].provider) in task.query
+
+
+def test_facts_mean_something(real_records: list[ToolRecord], train_tasks) -> None:
+    for task in train_tasks:
+        for fact in task.facts:
+            path = fact.source.split(".", 1)[1]
+            assert meaningful_fact(path, fact.value, set()), fact
+            assert not re.fullmatch(r".+_[a-z]+_\d{3}", str(fact.value)), fact
+            assert fact.label == field_phrase(path)
+
+
+def test_grounded_responses_replace_placeholders_by_field_kind() -> None:
+    record = ToolRecord(
+        name="get_trip",
+        provider="trips",
+        output_schema={
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "organizer": {"type": "string"},
+                "status": {"type": "string"},
+                "tripId": {"type": "string"},
+            },
+            "required": ["city", "organizer", "status", "tripId"],
+        },
+    )
+    response = grounded_response(record, {}, seed=1)
+    assert response == grounded_response(record, {}, seed=1)
+    assert " " in response["organizer"] and "_" not in response["city"]
+    assert not meaningful_fact("tripId", response["tripId"], set())
+    assert meaningful_fact("status", response["status"], set())
+    assert not meaningful_fact("organizer", "organizer_nova_313", set())
+
+
+def test_actions_come_from_descriptions() -> None:
+    def act(description: str, name: str = "Op") -> str:
+        return action(ToolRecord(name=name, provider="p", description=description))
+
+    assert act("Gets the template for a stack.") == "get the template for a stack"
+    assert act("The DeleteTable operation deletes a table and all of its items.") == (
+        "delete a table and all of its items"
+    )
+    assert act("Music Export Tracks") == "look up the music export tracks"
+    assert act("This operation is not supported.", name="GetBucketPolicy") == "get bucket policy"
+
+
+def test_test_splits_use_their_own_frames_and_share_nothing_with_train(
+    real_records: list[ToolRecord], train_tasks
+) -> None:
+    for seen, test in FRAMES.values():
+        assert not set(seen) & set(test)
+    dev = generate_catalog_tasks(
+        real_records, 6, seed=3, split="dev", holdout=HOLDOUT, train_reference=9
+    )
+    test = generate_catalog_tasks(
+        real_records, 6, seed=3, split="test-seen", holdout=HOLDOUT, train_reference=9
+    )
+    taken = {t.query for t in train_tasks} | {t.gold_answer for t in train_tasks}
+    for task in dev + test:
+        assert task.query not in taken and task.gold_answer not in taken
+    assert {t.split for t in dev} == {"dev"} and {t.split for t in test} == {"test-seen"}
+
+
+def test_providers_are_held_out_whole() -> None:
+    records = [
+        ToolRecord(name="a", provider="mixed", category="held"),
+        ToolRecord(name="b", provider="mixed", category="kept"),
+        ToolRecord(name="c", provider="plain", category="kept"),
+    ]
+    holdout = CatalogHoldout(
+        categories=frozenset({"held"}), providers=frozenset(), excluded=frozenset({"mixed"})
+    )
+    assert [holdout.split_of(record) for record in records] == ["excluded", "excluded", "seen"]
+    real = catalog_holdout(records, rate=0.999)
+    assert real.categories == {"held", "kept"} and not real.excluded
+
+
+def test_distractors_include_same_named_operations_of_other_providers(
+    real_records: list[ToolRecord], train_tasks
+) -> None:
+    task = next(t for t in train_tasks if t.group == "G1")
+    env = catalog_task_env(task, real_records, distractors=30)
+    gold_providers = {tool.split("/")[0] for tool in task.tools}
+    assert any(record.provider not in gold_providers for record in env.records)
+    assert len({record.provider for record in env.records}) >= 3
