@@ -92,7 +92,7 @@ def sft_command(
     config: ConfigOption = None,
     demos: Annotated[Path | None, typer.Option(help="Override the demo JSONL.")] = None,
     output_dir: Annotated[Path | None, typer.Option(help="Override output_dir.")] = None,
-    max_steps: Annotated[int | None, typer.Option(help="Override max_steps.")] = None,
+    max_steps: Annotated[int | None, typer.Option(min=1, help="Override max_steps.")] = None,
     assignments: SetOption = None,
     show_fields: ShowFields = False,
 ) -> None:

@@ -182,8 +182,8 @@ def dispatch_limits(
 
 
 def seed(help: str = "Random seed.") -> Any:
-    """``--seed N``: the seed of the task generator or world."""
-    return typer.Option("--seed", help=help)
+    """``--seed N``: the seed of the task generator or world (0 or more, as numpy needs)."""
+    return typer.Option("--seed", min=0, help=help)
 
 
 def out(help: str) -> Any:

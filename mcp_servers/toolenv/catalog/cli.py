@@ -66,7 +66,7 @@ def serve_command(
     ] = False,
     seed: Annotated[int, options.seed("World seed.")] = 0,
     host: Annotated[str, typer.Option(help="HTTP host.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="HTTP port.")] = 8765,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="HTTP port.")] = 8765,
     page_size: Annotated[int, typer.Option(help="Tools per tools/list page.")] = DEFAULT_PAGE_SIZE,
 ) -> None:
     """Serve the ToolEnv catalog over MCP: plain paged tools or a search/call gateway."""

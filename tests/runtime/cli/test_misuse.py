@@ -43,6 +43,24 @@ MISUSE = [
     ["train", "rl", "ablation", "--seed", "x"],
     ["train", "rl", "probe"],
     ["train", "rl", "pool"],
+    # Every numeric option has its range and every enumerated one its choices (issue 25 item 8).
+    ["run", "x", "--builtin-tasks", "-2"],
+    ["run", "x", "--seed", "-1"],
+    ["run", "x", "--max-turns", "0"],
+    ["run", "x", "--call-timeout", "0"],
+    ["run", "x", "--max-calls-per-turn", "0"],
+    ["serve-model", "--port", "70000"],
+    ["index", "search", "x", "-k", "0"],
+    ["toolenv", "serve", "--port", "-5"],
+    ["toolenv", "serve", "--page-size", "0"],
+    ["train", "sft", "--max-steps", "0"],
+    ["train", "eval", "--dtype", "bogus"],
+    ["train", "eval", "--samples", "0"],
+    ["train", "rl", "--steps", "0"],
+    ["train", "rl", "--estimator", "bogus"],
+    ["train", "rl", "ablation", "--window", "0"],
+    ["train", "rl", "ablation", "--heldout-temperature", "-1"],
+    ["train", "rl", "ablation", "--seed", "-1"],
 ]
 
 
