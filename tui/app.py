@@ -16,12 +16,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Header, Input
+from textual.widgets import Footer, Header
 
 from paraagent_runtime import (
     MODES,
@@ -49,13 +49,16 @@ from .approval import (
     ApprovalRules,
     install_approvals,
 )
-from .commands import SLASH_COMMANDS, help_markdown, parse_slash
+from .commands import SLASH_COMMANDS, help_markdown, parse_slash, table_cell
 from .history import ChatHistory, default_history_dir
+from .models import PolicyFactory, default_policy_factory, load_policy
 from .widgets import (
     ApprovalScreen,
     Conversation,
     ElicitationScreen,
     EpisodeView,
+    Prompt,
+    ScrollRequest,
     Sidebar,
     SourceRow,
     Timeline,
@@ -65,8 +68,11 @@ __all__ = ["ChatApp", "PolicyFactory", "run_chat"]
 
 logger = logging.getLogger(__name__)
 
-PolicyFactory = Callable[[str], Policy]
 _CONTEXT_EXCHANGES = 5
+_WIDE = 100
+"""Terminals narrower than this many columns hide the sidebar (Ctrl+B shows it)."""
+_TOAST_CHARS = 200
+"""Errors longer than this go to the conversation in full; their notice shows the start."""
 _DARK, _LIGHT = "textual-dark", "textual-light"
 ResultT = TypeVar("ResultT")
 
@@ -90,7 +96,8 @@ class ChatApp(App[None]):
         approvals_path: where "always" approvals persist (default ``approvals.json`` next to
             the history directory).
         resume: reopen the latest conversation on start.
-        policy_factory: builds a policy for ``/model NAME``; without it models cannot be switched.
+        policy_factory: builds a policy for ``/model SPEC`` (default
+            :func:`~tui.models.default_policy_factory`, the ``--policy`` specs).
         dark: start with the dark theme (Ctrl+T toggles).
         show_timings: show measured latencies (turn them off for reproducible screenshots).
     """
@@ -98,12 +105,16 @@ class ChatApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "paraagent"
     BINDINGS = [
-        Binding("escape", "cancel_run", "Cancel turn"),
-        Binding("ctrl+t", "toggle_theme", "Light/dark"),
+        Binding("escape", "cancel_run", "Cancel"),
         Binding("ctrl+b", "toggle_sidebar", "Sidebar"),
-        Binding("ctrl+l", "clear", "Clear"),
         Binding("f1", "help", "Help"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("ctrl+l", "clear", "Clear"),
+        Binding("ctrl+t", "toggle_theme", "Light/dark"),
+        Binding("pageup", "scroll_conversation('page_up')", "Page up", show=False),
+        Binding("pagedown", "scroll_conversation('page_down')", "Page down", show=False),
+        Binding("ctrl+home", "scroll_conversation('home')", "Oldest output", show=False),
+        Binding("ctrl+end", "scroll_conversation('end')", "Newest output", show=False),
     ]
 
     def __init__(
@@ -129,12 +140,13 @@ class ChatApp(App[None]):
             ApprovalRules(approvals_path or self.history.directory.parent / "approvals.json"),
             approver=self.ask_approval,
         )
-        self.policy_factory = policy_factory
+        self.policy_factory = policy_factory or default_policy_factory
         self.resume_on_start = resume
         self.running = False
         self.ready = asyncio.Event()
         self.exchanges: list[tuple[str, str]] = []
         self.theme = _DARK if dark else _LIGHT
+        self._wide: bool | None = None
 
     def compose(self) -> ComposeResult:
         """Sidebar, conversation, timeline and prompt."""
@@ -144,7 +156,7 @@ class ChatApp(App[None]):
             with Vertical(id="main"):
                 yield Conversation(id="conversation")
                 yield Timeline(id="timeline")
-                yield Input(placeholder="Ask something, or /help", id="prompt")
+                yield Prompt(placeholder="Ask something, or /help", id="prompt")
         yield Footer()
 
     @property
@@ -162,7 +174,7 @@ class ChatApp(App[None]):
         self.sub_title = _model_name(self.policy)
         self._show_session()
         self._show_sources(loading=True)
-        self.query_one("#prompt", Input).focus()
+        self.query_one(Prompt).focus()
         self.prepare()
 
     async def on_unmount(self) -> None:
@@ -197,7 +209,7 @@ class ChatApp(App[None]):
 
     # --- the agent run -------------------------------------------------------------------------
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
+    def on_input_submitted(self, event: Prompt.Submitted) -> None:
         """Run a task, or a slash command."""
         text = event.value.strip()
         event.input.value = ""
@@ -372,10 +384,23 @@ class ChatApp(App[None]):
         try:
             await work_item
         except ParaAgentError as exc:
-            self.notify(str(exc), severity="error", markup=False)
+            await self._report(str(exc))
         except Exception as exc:  # noqa: BLE001 - a notice, never a traceback
             logger.debug("command failed", exc_info=True)
-            self.notify(f"{type(exc).__name__}: {exc}", severity="error", markup=False)
+            await self._report(f"{type(exc).__name__}: {exc}")
+
+    async def _report(self, message: str) -> None:
+        """An error notice; a long one is written in full to the conversation as well."""
+        if len(message) <= _TOAST_CHARS:
+            self.notify(message, severity="error", markup=False, timeout=10)
+            return
+        await self.conversation.add_note(f"**error:** {message}", kind="error")
+        self.notify(
+            message[: _TOAST_CHARS - 40].rstrip() + "… (in full in the conversation)",
+            severity="error",
+            markup=False,
+            timeout=10,
+        )
 
     @work(group="command", exit_on_error=False)
     async def run_command(self, text: str) -> None:
@@ -389,7 +414,8 @@ class ChatApp(App[None]):
 
     async def _command_help(self, argument: str) -> None:
         bindings = [(binding.key, binding.description) for binding in self.BINDINGS] + [
-            ("ctrl+p", "command palette")
+            ("home / end", "oldest / newest output, when the prompt is empty"),
+            ("ctrl+p", "command palette"),
         ]
         await self.conversation.add_note(help_markdown(bindings))
 
@@ -403,7 +429,7 @@ class ChatApp(App[None]):
             lines = [f"**Tools matching** `{argument}`", "", "| tool | description |", "|---|---|"]
             for spec in found:
                 mark = " ⚠" if spec.annotations.destructive else ""
-                description = spec.description.replace("|", "/").replace("\n", " ")[:90]
+                description = table_cell(spec.description.replace("\n", " ")[:90])
                 lines.append(f"| `{spec.name}`{mark} | {description} |")
             await self.conversation.add_note("\n".join(lines))
             return
@@ -423,7 +449,7 @@ class ChatApp(App[None]):
         lines = ["**Tool sources**", "", "| source | tools | status |", "|---|---|---|"]
         for row in self.source_rows():
             status = row.status + (f": {row.error}" if row.error else "")
-            lines.append(f"| {row.name} | {row.tools} | {status.replace('|', '/')} |")
+            lines.append(f"| {row.name} | {row.tools} | {table_cell(status)} |")
         await self.conversation.add_note("\n".join(lines))
 
     async def _command_mode(self, argument: str) -> None:
@@ -442,13 +468,10 @@ class ChatApp(App[None]):
         if not argument:
             await self.conversation.add_note(f"model: **{_model_name(self.policy)}**")
             return
-        if self.policy_factory is None:
-            raise UserError(
-                "this session cannot switch models (it was started without a policy_factory)"
-            )
         if self.running:
             raise UserError("a task is running: cancel it (Esc) before switching models")
-        policy = await asyncio.to_thread(self.policy_factory, argument)
+        self.notify(f"loading {argument}…", markup=False)
+        policy = await load_policy(self.policy_factory, argument)
         previous, self.policy = self.policy, policy
         await previous.aclose()
         self.sub_title = _model_name(policy)
@@ -461,7 +484,8 @@ class ChatApp(App[None]):
         await self.conversation.clear()
         self.history.new_conversation()
         self.exchanges.clear()
-        self.timeline.reset()
+        self.timeline.forget_session()
+        self._show_session()
 
     async def _command_save(self, argument: str) -> None:
         if not argument:
@@ -500,7 +524,9 @@ class ChatApp(App[None]):
                 EpisodeView(episode.task, destructive=destructive)
             )
             await view.replay(episode)
-        self.timeline.reset()
+        self.timeline.replay(episodes)
+        self._show_session()
+        self.conversation.follow()
         self.notify(f"resumed {len(episodes)} episodes from {self.history.current}", markup=False)
 
     # --- actions and the command palette --------------------------------------------------------
@@ -510,9 +536,32 @@ class ChatApp(App[None]):
         self.theme = _LIGHT if self.theme == _DARK else _DARK
 
     def action_toggle_sidebar(self) -> None:
-        """Show or hide the sidebar."""
+        """Show or hide the sidebar (until the terminal crosses the narrow/wide boundary)."""
         sidebar = self.query_one(Sidebar)
         sidebar.display = not sidebar.display
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Hide the sidebar on narrow terminals, show it on wide ones."""
+        wide = event.size.width >= _WIDE
+        if wide != self._wide:
+            self._wide = wide
+            self.query_one(Sidebar).display = wide
+
+    def action_scroll_conversation(self, where: ScrollRequest) -> None:
+        """Scroll the conversation (``end`` follows the newest output again)."""
+        conversation = self.conversation
+        if where == "end":
+            conversation.follow()
+        elif where == "home":
+            conversation.scroll_home(animate=False)
+        elif where == "page_up":
+            conversation.scroll_page_up(animate=False)
+        else:
+            conversation.scroll_page_down(animate=False)
+
+    def on_prompt_scroll(self, message: Prompt.Scroll) -> None:
+        """The prompt's page and home/end keys scroll the conversation."""
+        self.action_scroll_conversation(message.where)
 
     def action_clear(self) -> None:
         """Clear the conversation (``/clear``)."""

@@ -6,14 +6,18 @@ import difflib
 from dataclasses import dataclass
 
 from paraagent_runtime import MODES, UserError
+from paraagent_runtime.policy import SPEC_PREFIXES
 
-__all__ = ["SLASH_COMMANDS", "SlashCommand", "help_markdown", "parse_slash"]
+__all__ = ["SLASH_COMMANDS", "SlashCommand", "help_markdown", "parse_slash", "table_cell"]
 
 SLASH_COMMANDS: dict[str, tuple[str, str]] = {
     "tools": ("[query]", "search the tools (all tools by source without a query)"),
     "servers": ("", "list the tool sources, their tool counts and status"),
     "mode": ("|".join(MODES), "show or switch the agent mode"),
-    "model": ("[name]", "show the model, or switch to another one"),
+    "model": (
+        "[spec]",
+        "show the model, or switch to the one of a --policy spec: " + ", ".join(SPEC_PREFIXES),
+    ),
     "clear": ("", "clear the screen and start a new conversation"),
     "save": ("[path]", "export the conversation as JSONL (shows its history file without a path)"),
     "load": ("[path|name]", "resume a conversation (the latest one without an argument)"),
@@ -45,11 +49,16 @@ def parse_slash(text: str) -> SlashCommand:
     return SlashCommand(name=name, argument=argument.strip())
 
 
+def table_cell(text: str) -> str:
+    """A Markdown table cell: a ``|`` inside it must not split the row."""
+    return text.replace("|", "\\|")
+
+
 def help_markdown(bindings: list[tuple[str, str]]) -> str:
     """The ``/help`` text: slash commands, then key bindings."""
     lines = ["**Commands**", "", "| command | what it does |", "|---|---|"]
     for name, (usage, what) in SLASH_COMMANDS.items():
-        lines.append(f"| `/{name}{' ' + usage if usage else ''}` | {what} |")
+        lines.append(f"| `{table_cell(f'/{name} {usage}'.strip())}` | {table_cell(what)} |")
     lines += ["", "**Keys**", "", "| key | action |", "|---|---|"]
-    lines += [f"| `{key}` | {description} |" for key, description in bindings]
+    lines += [f"| `{table_cell(key)}` | {table_cell(what)} |" for key, what in bindings]
     return "\n".join(lines)

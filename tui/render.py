@@ -1,14 +1,26 @@
-"""Text helpers shared by the widgets: turn text for display, latencies, argument summaries."""
+"""Text helpers shared by the widgets: turn text, latencies, argument summaries, format errors."""
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
 from textual.dom import DOMNode
 
-__all__ = ["display_text", "format_latency", "summarize_arguments", "timings_shown"]
+if TYPE_CHECKING:
+    from paraagent_runtime.actions import FormatError
+
+__all__ = [
+    "count_of",
+    "display_text",
+    "format_latency",
+    "format_problems",
+    "summarize_arguments",
+    "timings_shown",
+]
 
 _TOOL_CALL = re.compile(r"<tool_call>.*?(?:</tool_call>|\Z)", re.DOTALL)
 _PHASE = re.compile(r"<phase>.*?(?:</phase>|\Z)", re.DOTALL)
@@ -37,6 +49,15 @@ def display_text(raw: str) -> str:
     return text.strip()
 
 
+def count_of(number: int, noun: str) -> str:
+    """``1 call``, ``2 calls``: a count with its noun, plural when it is not one."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def format_latency(seconds: float, *, shown: bool = True) -> str:
     """A latency for people (``—`` when timings are hidden, for reproducible screenshots)."""
     if not shown:
@@ -54,10 +75,23 @@ def summarize_arguments(arguments: dict[str, Any], *, width: int = 60) -> str:
         f"{key}={json.dumps(value, ensure_ascii=False, default=str)}"
         for key, value in arguments.items()
     ]
-    text = ", ".join(parts)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return _shorten(", ".join(parts), width)
 
 
 def timings_shown(node: DOMNode) -> bool:
     """Whether the app of ``node`` shows measured latencies (its ``show_timings``, default on)."""
     return bool(getattr(node.app, "show_timings", True))
+
+
+def format_problems(problems: Sequence[FormatError]) -> Text:
+    """A turn's format errors, one per line: kind, message, and the offending fragment."""
+    text = Text()
+    for position, problem in enumerate(problems):
+        if position:
+            text.append("\n")
+        text.append(f"✗ {problem.kind.value}: ", style="bold red")
+        text.append(problem.message, style="red")
+        if problem.fragment and problem.fragment not in problem.message:
+            fragment = _shorten(" ".join(problem.fragment.split()), 80)
+            text.append(f"\n    {fragment}", style="dim")
+    return text

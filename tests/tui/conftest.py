@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ import pytest
 from paraagent_runtime.agent import AgentConfig
 from paraagent_runtime.mcp.config import MCPServerConfig
 from paraagent_runtime.mcp.source import MCPToolSource
+from paraagent_runtime.policy.base import Completion, Policy
 from paraagent_runtime.policy.scripted import ScriptedPolicy
 from paraagent_runtime.progress import report_progress
 from paraagent_runtime.sources import FunctionTool, FunctionToolSource
@@ -21,6 +24,7 @@ from paraagent_runtime.toolspace import Toolspace
 from tui.app import ChatApp
 
 SIZE = (120, 40)
+NARROW, WIDE = (80, 24), (160, 50)
 
 
 def call(name: str, **arguments: Any) -> str:
@@ -34,6 +38,39 @@ def turn(phase: str, *calls: str, think: str = "") -> str:
 
 def answer(text: str) -> str:
     return f"<answer>{text}</answer>"
+
+
+class GatedPolicy(Policy):
+    """A scripted policy that streams each turn word by word, and holds the turns in ``hold``.
+
+    A held turn has streamed its text and waits for ``release`` before it completes, so a test
+    can look at the screen while the "model" is still thinking.
+    """
+
+    name = "gated"
+
+    def __init__(self, turns: Sequence[str], *, hold: Sequence[int] = ()) -> None:
+        self.turns = list(turns)
+        self.hold = set(hold)
+        self.calls = 0
+        self.waiting = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def complete(self, messages: Any, *, on_text: Any = None, **_: Any) -> Completion:
+        index = self.calls
+        self.calls += 1
+        text = self.turns[index]
+        for piece in re.findall(r"\S+\s*", text):
+            result = on_text(piece) if on_text is not None else None
+            if inspect.isawaitable(result):
+                await result
+            await asyncio.sleep(0)
+        if index in self.hold:
+            self.waiting.set()
+            await self.release.wait()
+            self.release.clear()
+            self.waiting.clear()
+        return Completion(text=text)
 
 
 class Hang:
@@ -147,7 +184,7 @@ AppFactory = Callable[..., ChatApp]
 @pytest.fixture
 def make_app(tmp_path: Path, sources: list[Any]) -> AppFactory:
     def build(
-        turns: Sequence[str] = (),
+        turns: Sequence[str] | Policy = (),
         *,
         extra_sources: Sequence[Any] = (),
         history_dir: Path | None = None,
@@ -155,7 +192,7 @@ def make_app(tmp_path: Path, sources: list[Any]) -> AppFactory:
     ) -> ChatApp:
         kwargs.setdefault("agent_config", AgentConfig(max_turns=6))
         return ChatApp(
-            policy=ScriptedPolicy(list(turns)),
+            policy=turns if isinstance(turns, Policy) else ScriptedPolicy(list(turns)),
             toolspace=Toolspace([*sources, *extra_sources]),
             history_dir=history_dir or tmp_path / "history",
             **kwargs,
@@ -169,6 +206,12 @@ async def submit(pilot: Any, text: str) -> None:
     pilot.app.query_one("#prompt").value = text
     await pilot.press("enter")
     await pilot.pause()
+
+
+def visible(widget: Any) -> bool:
+    """True when all of ``widget`` is inside the conversation's viewport."""
+    region = widget.region
+    return bool(region.area) and widget.app.conversation.region.contains_region(region)
 
 
 async def settle(pilot: Any) -> None:

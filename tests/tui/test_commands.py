@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from markdown_it import MarkdownIt
 
 from paraagent_runtime.errors import UserError
 from paraagent_runtime.policy.scripted import ScriptedPolicy
-from tui.commands import SLASH_COMMANDS, parse_slash
+from tui.commands import SLASH_COMMANDS, help_markdown, parse_slash
 from tui.widgets import EpisodeView, Sidebar
 
 from .conftest import SIZE, answer, settle, submit
@@ -50,7 +53,8 @@ async def test_help_tools_mode_and_model(make_app):
         ("/mode turbo", "unknown mode 'turbo'"),
         ("/tols", "Did you mean /tools"),
         ("/frobnicate", "unknown command /frobnicate"),
-        ("/model gpt-9", "cannot switch models"),
+        ("/model gpt-9", "unknown policy spec 'gpt-9'"),
+        ("/model local:no/such/dir", "never downloads models"),
     ],
 )
 async def test_bad_commands_are_notices(make_app, command, message):
@@ -129,3 +133,76 @@ def test_parse_slash():
     assert parse_slash("/MODE react").name == "mode"
     with pytest.raises(UserError, match="unknown command"):
         parse_slash("/")
+
+
+def test_help_rows_keep_their_descriptions_whatever_their_pipes():
+    tokens = MarkdownIt("gfm-like").parse(help_markdown([("ctrl+b", "Sidebar")]))
+    rows: list[list[str]] = []
+    for previous, token in zip(tokens, tokens[1:], strict=False):
+        if token.type == "tr_open":
+            rows.append([])
+        elif token.type == "inline" and previous.type in ("td_open", "th_open"):
+            rows[-1].append(token.content)
+    commands = {row[0]: row[1:] for row in rows if row[0].startswith("`/")}
+    assert len(commands) == len(SLASH_COMMANDS)
+    assert all(len(cells) == 1 and cells[0] for cells in commands.values())
+    assert commands["`/mode paraact|react|decoupled`"] == ["show or switch the agent mode"]
+    assert "openai:<model>" in next(v[0] for k, v in commands.items() if k.startswith("`/model"))
+
+
+@pytest.mark.parametrize("spec", ["paraagent", "local", "onnx:paraagent", "transformers:"])
+async def test_model_takes_the_policy_specs(make_app, spec):
+    built: list[str] = []
+
+    def factory(name: str) -> ScriptedPolicy:
+        built.append(name)
+        return ScriptedPolicy([], model=name)
+
+    app = make_app([], policy_factory=factory)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, f"/model {spec}")
+        await settle(pilot)
+        assert built == [spec]
+        assert app.policy.calls == [] and app.policy is not None
+        assert any(f"loading {spec}" in n.message for n in app._notifications)
+
+
+@pytest.mark.parametrize(
+    "spec", ["local:HuggingFaceTB/SmolLM2-360M", "transformers:Qwen/Qwen3-4B", "vllm:x/y"]
+)
+async def test_model_never_downloads(make_app, spec):
+    built: list[str] = []
+    app = make_app([], policy_factory=built.append)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, f"/model {spec}")
+        await settle(pilot)
+        assert built == []
+        assert app.policy.name == "scripted"
+        messages = [n.message for n in app._notifications]
+        assert any("never downloads models" in m for m in messages)
+
+
+async def test_model_default_factory_is_policy_from_spec(make_app, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    script = tmp_path / "turns.jsonl"
+    script.write_text(json.dumps(answer("from the file")) + "\n", encoding="utf-8")
+    directory = tmp_path / "model"
+    directory.mkdir()
+    app = make_app([])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await submit(pilot, "/model openai:gpt-x")
+        await settle(pilot)
+        assert any("needs a server" in n.message for n in app._notifications)
+        await submit(pilot, f"/model local:{directory}")
+        await settle(pilot)  # the model is loaded by /model, so its error comes now
+        assert any("no config.json" in n.message for n in app._notifications)
+        await submit(pilot, "/model gpt-9")
+        await settle(pilot)
+        note = last_note(app)  # a long error is written out in full in the conversation
+        assert note.startswith("**error:**") and "scripted:<file.jsonl>" in note
+        assert app.policy.name == "scripted"
+        await submit(pilot, f"/model scripted:{script}")
+        await settle(pilot)
+        await submit(pilot, "hello")
+        await settle(pilot)
+        assert app.exchanges == [("hello", "from the file")]

@@ -1,13 +1,18 @@
-"""SVG snapshots of the main screens at a fixed size (update with ``--snapshot-update``)."""
+"""SVG snapshots of the main screens at 80x24 and 160x50 (update with ``--snapshot-update``)."""
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
+
 from tui.widgets import ApprovalScreen
 
-from .conftest import answer, call, settle, submit, turn
-from .test_run import PARALLEL
+from .conftest import NARROW, WIDE, answer, call, settle, submit, turn
+from .test_failures import MALFORMED
+from .test_follow import FIVE_TURNS
 
-SNAPSHOT_SIZE = (130, 42)
+SIZES = pytest.mark.parametrize("size", [NARROW, WIDE], ids=["80x24", "160x50"])
 
 
 def steady(pilot) -> None:
@@ -15,7 +20,8 @@ def steady(pilot) -> None:
     pilot.app.query_one("#prompt").cursor_blink = False
 
 
-def test_start_screen_with_a_failed_source(snap_compare, make_app, broken_source):
+@SIZES
+def test_start_screen_with_a_failed_source(snap_compare, make_app, broken_source, size):
     async def run_before(pilot) -> None:
         steady(pilot)
         await settle(pilot)
@@ -24,12 +30,13 @@ def test_start_screen_with_a_failed_source(snap_compare, make_app, broken_source
 
     assert snap_compare(
         make_app([], extra_sources=[broken_source], show_timings=False),
-        terminal_size=SNAPSHOT_SIZE,
+        terminal_size=size,
         run_before=run_before,
     )
 
 
-def test_parallel_turn(snap_compare, make_app):
+@SIZES
+def test_five_turn_episode_answer_in_view(snap_compare, make_app, size):
     async def run_before(pilot) -> None:
         steady(pilot)
         await submit(pilot, "Weather in Paris and Rome, and how far apart?")
@@ -37,11 +44,12 @@ def test_parallel_turn(snap_compare, make_app):
         await pilot.pause()
 
     assert snap_compare(
-        make_app(PARALLEL, show_timings=False), terminal_size=SNAPSHOT_SIZE, run_before=run_before
+        make_app(FIVE_TURNS, show_timings=False), terminal_size=size, run_before=run_before
     )
 
 
-def test_approval_dialog(snap_compare, make_app):
+@SIZES
+def test_approval_dialog(snap_compare, make_app, size):
     async def run_before(pilot) -> None:
         steady(pilot)
         await submit(pilot, "delete the draft")
@@ -52,19 +60,56 @@ def test_approval_dialog(snap_compare, make_app):
 
     script = [turn("execute", call("files__delete", path="/tmp/draft.txt")), answer("deleted")]
     assert snap_compare(
-        make_app(script, show_timings=False), terminal_size=SNAPSHOT_SIZE, run_before=run_before
+        make_app(script, show_timings=False), terminal_size=size, run_before=run_before
     )
 
 
-def test_light_theme_tools_listing(snap_compare, make_app):
+@SIZES
+def test_format_error_turn(snap_compare, make_app, size):
     async def run_before(pilot) -> None:
         steady(pilot)
-        await settle(pilot)
-        await submit(pilot, "/tools forecast")
+        await submit(pilot, "weather in Paris")
         await settle(pilot)
 
     assert snap_compare(
-        make_app([], dark=False, show_timings=False),
-        terminal_size=SNAPSHOT_SIZE,
+        make_app([MALFORMED, answer("Paris: 15 °C")], show_timings=False),
+        terminal_size=size,
         run_before=run_before,
+    )
+
+
+@SIZES
+def test_resumed_conversation(snap_compare, make_app, tmp_path, size):
+    history = tmp_path / "history"
+
+    async def run_before(pilot) -> None:
+        steady(pilot)
+        await settle(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    async def first_run() -> None:
+        app = make_app(FIVE_TURNS, history_dir=history, show_timings=False)
+        async with app.run_test(size=size) as pilot:
+            await submit(pilot, "Weather in Paris and Rome, and how far apart?")
+            await settle(pilot)
+
+    asyncio.run(first_run())
+    assert snap_compare(
+        make_app([], history_dir=history, resume=True, show_timings=False),
+        terminal_size=size,
+        run_before=run_before,
+    )
+
+
+@SIZES
+def test_light_theme_help(snap_compare, make_app, size):
+    async def run_before(pilot) -> None:
+        steady(pilot)
+        await settle(pilot)
+        await submit(pilot, "/help")
+        await settle(pilot)
+
+    assert snap_compare(
+        make_app([], dark=False, show_timings=False), terminal_size=size, run_before=run_before
     )

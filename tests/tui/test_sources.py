@@ -127,7 +127,7 @@ async def test_elicitation_is_answered_in_a_dialog(make_app):
         await pilot.click("#accept")
         await settle(pilot)
         card = next(c for c in app.query(CallCard) if c.call.name == "survey__ask")
-        assert card.state == "ok"
+        assert card.state == "ok", card.result.error
         assert card.result.content == {"result": "accept:a@b.c:True"}
 
 

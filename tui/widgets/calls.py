@@ -15,11 +15,11 @@ from paraagent_runtime import META_TOOLS, ToolCall, ToolErrorKind, ToolResult
 
 from ..render import format_latency, summarize_arguments, timings_shown
 
-__all__ = ["CallCard", "CallState"]
+__all__ = ["SPINNER", "CallCard", "CallState"]
 
 CallState = Literal["queued", "running", "ok", "error", "cancelled"]
 
-_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _ICONS: dict[CallState, tuple[str, str]] = {
     "queued": ("○", "dim"),
     "ok": ("✓", "green"),
@@ -71,7 +71,7 @@ class CallCard(Vertical):
 
     def _render_header(self) -> None:
         if self.state == "running":
-            icon, style = _SPINNER[self._frame % len(_SPINNER)], "cyan"
+            icon, style = SPINNER[self._frame % len(SPINNER)], "cyan"
         else:
             icon, style = _ICONS[self.state]
         line = Text.assemble((icon, f"bold {style}"), " ", (self.call.name, "bold"))

@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
+from textual.widgets.button import ButtonVariant
 
 from paraagent_runtime.mcp import ElicitationRequest, ElicitationResponse
 
@@ -19,15 +20,19 @@ from ..approval import ApprovalDecision, ApprovalRequest
 __all__ = ["ApprovalScreen", "ElicitationScreen"]
 
 
+_APPROVAL_BUTTONS: list[tuple[Binding, str, ButtonVariant]] = [
+    (Binding("o", "decide('once')", "Allow once"), "once", "primary"),
+    (Binding("s", "decide('session')", "This session"), "session", "default"),
+    (Binding("a", "decide('always')", "Always"), "always", "default"),
+    (Binding("d,escape", "deny", "Deny"), "deny", "error"),
+]
+"""Each decision's key binding and its button (labelled with the key), in button order."""
+
+
 class ApprovalScreen(ModalScreen[ApprovalDecision]):
     """Asks whether a destructive call may run: once, for this session, always, or not at all."""
 
-    BINDINGS = [
-        Binding("o", "decide('once')", "Allow once"),
-        Binding("s", "decide('session')", "This session"),
-        Binding("a", "decide('always')", "Always"),
-        Binding("d,escape", "deny", "Deny"),
-    ]
+    BINDINGS = [binding for binding, _, _ in _APPROVAL_BUTTONS]
 
     def __init__(self, request: ApprovalRequest) -> None:
         super().__init__(classes="dialog-screen")
@@ -42,13 +47,13 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             yield Static(Text.assemble((spec.name, "bold"), ("  from ", "dim"), spec.source))
             if spec.description:
                 yield Static(Text(spec.description, style="dim"))
-            yield Static(Text(arguments), classes="dialog-arguments")
+            with VerticalScroll(classes="dialog-arguments"):
+                yield Static(Text(arguments))
             yield Checkbox(f"apply to every tool of {spec.source!r}", id="whole-source")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Allow once", id="once", variant="primary")
-                yield Button("This session", id="session")
-                yield Button("Always", id="always")
-                yield Button("Deny", id="deny", variant="error")
+                for binding, button_id, variant in _APPROVAL_BUTTONS:
+                    label = f"{binding.description} ({binding.key.split(',')[0]})"
+                    yield Button(label, id=button_id, variant=variant)
 
     def on_mount(self) -> None:
         """Focus Deny, the safe default."""

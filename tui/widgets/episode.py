@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -26,8 +29,11 @@ from paraagent_runtime import (
     TurnStarted,
 )
 
-from ..render import display_text, format_latency, timings_shown
+from ..render import count_of, display_text, format_latency, format_problems, timings_shown
 from .calls import CallCard
+
+if TYPE_CHECKING:
+    from paraagent_runtime.actions import FormatError
 
 __all__ = ["EpisodeView", "TurnView"]
 
@@ -88,17 +94,22 @@ class TurnView(Vertical):
         inferred: bool,
         calls: list[ToolCall],
         destructive: frozenset[str],
-        problems: list[str],
+        problems: Sequence[FormatError],
     ) -> None:
-        """Show the phase badge and one queued card per call."""
-        label = (phase or "act").capitalize() + ("?" if inferred else "")
-        self._set_badge(phase or "act", label)
-        self._title.update(
-            Text(f"turn {self.index + 1} · {len(calls)} parallel call(s)", style="dim")
-        )
+        """Show the phase badge, the turn's format errors and one queued card per call.
+
+        A turn with neither calls nor a phase is marked as a format error when it has any (the
+        model gets them back as its observation); otherwise it is left to its answer.
+        """
+        if calls or phase:
+            label = (phase or "act").capitalize() + ("?" if inferred else "")
+            self._set_badge(phase or "act", label)
+        elif problems:
+            self._set_badge("format-error", "Format error")
+        self._title.update(Text(self._title_text(len(calls)), style="dim"))
         if problems:
             await self.mount(
-                Static(Text("format: " + "; ".join(problems), style="yellow")), before=self._calls
+                Static(format_problems(problems), classes="format-errors"), before=self._calls
             )
         for call in calls:
             card = CallCard(call, destructive=call.name in destructive)
@@ -106,6 +117,14 @@ class TurnView(Vertical):
         if calls:
             self._calls.display = True
             await self._calls.mount_all(self.cards.values())
+
+    def _title_text(self, n_calls: int, latency: str | None = None) -> str:
+        parts = [f"turn {self.index + 1}"]
+        if n_calls:
+            parts.append(count_of(n_calls, "parallel call"))
+        if latency is not None:
+            parts.append(latency)
+        return " · ".join(parts)
 
     def call_started(self, call: ToolCall) -> None:
         """Start the card's spinner."""
@@ -133,9 +152,7 @@ class TurnView(Vertical):
         """The turn's calls are done: show the turn's tool latency (its slowest call)."""
         if n_calls:
             latency = format_latency(tools_latency_s, shown=timings_shown(self))
-            self._title.update(
-                Text(f"turn {self.index + 1} · {n_calls} parallel call(s) · {latency}", style="dim")
-            )
+            self._title.update(Text(self._title_text(n_calls, latency), style="dim"))
 
     def mark_answer(self) -> None:
         """This turn answered the task."""
@@ -196,15 +213,13 @@ class EpisodeView(Vertical):
         elif isinstance(event, TextDelta):
             await (await self._turn(event.turn)).append_text(event.text)
         elif isinstance(event, PhaseEvent):
-            turn = await self._turn(event.turn)
-            if event.calls or event.phase:
-                await turn.set_phase(
-                    event.phase,
-                    inferred=event.inferred,
-                    calls=event.calls,
-                    destructive=self.destructive,
-                    problems=[error.message for error in event.format_errors],
-                )
+            await (await self._turn(event.turn)).set_phase(
+                event.phase,
+                inferred=event.inferred,
+                calls=event.calls,
+                destructive=self.destructive,
+                problems=event.format_errors,
+            )
         elif isinstance(event, CallStarted):
             (await self._turn(event.turn)).call_started(event.call)
         elif isinstance(event, CallProgress):
@@ -252,14 +267,13 @@ class EpisodeView(Vertical):
     async def _replay_turn(self, record: TurnRecord) -> None:
         turn = await self._turn(record.index)
         await turn.set_text(record.text)
-        if record.calls or record.phase:
-            await turn.set_phase(
-                record.phase,
-                inferred=record.phase_inferred,
-                calls=record.calls,
-                destructive=self.destructive,
-                problems=[error.message for error in record.format_errors],
-            )
+        await turn.set_phase(
+            record.phase,
+            inferred=record.phase_inferred,
+            calls=record.calls,
+            destructive=self.destructive,
+            problems=record.format_errors,
+        )
         calls = {call.id: call for call in record.calls}
         for result in record.results:
             await turn.call_finished(result, calls.get(result.call_id))

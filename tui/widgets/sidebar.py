@@ -10,6 +10,8 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from ..render import count_of
+
 __all__ = ["SourceRow", "SourceStatus", "Sidebar"]
 
 SourceStatus = Literal[
@@ -54,12 +56,12 @@ class Sidebar(VerticalScroll):
             icon, style = _STYLES[row.status]
             text.append(f"{icon} ", style=f"bold {style}")
             text.append(row.name, style="bold")
-            text.append(f"  {row.tools} tool{'' if row.tools == 1 else 's'}\n", style="dim")
+            text.append(f"  {count_of(row.tools, 'tool')}\n", style="dim")
             text.append(f"  {row.status}\n", style=style)
             if row.error:
                 text.append(f"  {row.error}\n", style="red")
         total = sum(row.tools for row in rows)
-        text.append(f"\n{len(rows)} sources · {total} tools", style="dim")
+        text.append(f"\n{count_of(len(rows), 'source')} · {count_of(total, 'tool')}", style="dim")
         self.query_one("#sources", Static).update(text)
 
     def show_session(self, *, model: str, mode: str, tasks: int = 0, calls: int = 0) -> None:
@@ -72,6 +74,6 @@ class Sidebar(VerticalScroll):
             mode,
             "\n",
             ("ran   ", "dim"),
-            f"{tasks} tasks, {calls} calls",
+            f"{count_of(tasks, 'task')}, {count_of(calls, 'call')}",
         )
         self.query_one("#session", Static).update(text)
