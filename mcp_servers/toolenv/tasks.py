@@ -440,17 +440,24 @@ SPLIT_BUCKETS: dict[str, range] = {
 
 
 def task_key(task: Task) -> str:
-    """What a task asks about: its family and the set of argument values it chose.
+    """What a task asks about: its family and the chosen names its answer states.
 
-    Bound arguments (read from earlier outputs) are left out and the values form a set, so a
-    pair asked the other way round (Cairo–Mumbai, Mumbai–Cairo) has the same key.
+    The names are the string arguments the task chose (bound ones, read from earlier outputs,
+    are left out) that its gold answer mentions: cities, tickers, flights, people, teams. They
+    form a set, so a pair asked the other way round (Cairo–Mumbai, Mumbai–Cairo) has the same
+    key, and wording-only choices (an e-mail's topic, a check-in date the answer does not state)
+    do not split one answer over two keys. A task whose answer names none of them is keyed by
+    all its arguments.
     """
-    values = {
-        json.dumps(value, sort_keys=True, ensure_ascii=False)
+    chosen = [
+        value
         for call in task.calls
         for name, value in call.arguments.items()
         if name not in call.bindings
-    }
+    ]
+    answer = task.gold_answer.casefold()
+    named = {value for value in chosen if isinstance(value, str) and value.casefold() in answer}
+    values = named or {json.dumps(value, sort_keys=True) for value in chosen}
     return task.family + "|" + "|".join(sorted(values))
 
 
