@@ -1,18 +1,26 @@
-"""Tool-retrieval benchmark: build cost, memory and query latency at 10k and 50k tools.
+"""Tool-retrieval benchmark: quality (single and multi-tool), build cost and latency at 50k tools.
 
-Run ``python -m benchmarks.retrieval`` (``--sizes 2000`` for a fast pass). The pool is real tool
-documentation read from ``../shared/data`` by a small local reader (StableToolBench, TOUCAN live
-and crawled, the OpenAPI directory, Seal-Tools), topped up with AWS operations from ``botocore``
-when it is installed; ``--pool toolenv`` uses the ToolEnv catalog instead. Embeddings are cached
-in ``--cache`` by the index's own on-disk store, so only the first run pays for embedding the
-whole pool; the embedding rate is always measured on a fresh sample.
+Run ``python -m benchmarks.retrieval`` (``--sizes 2000`` for a fast pass; ``--quality-only`` or
+``--skip-quality`` for one half). **Quality**: BM25, dense, the hybrid before issue #27
+(min-max fusion), the hybrid and the hybrid with coverage on the query sets of
+:mod:`paraagent_runtime.retrieval.querysets` (settings tuned on their dev part; the test part is
+reported), NDCG@5 and completeness@5 for single- and multi-tool queries with bootstrap and paired
+intervals; ``--doc docs/results/retrieval_v2`` writes the headline as ``.json`` and ``.md``.
+
+The latency pool is real tool documentation read from ``../shared/data`` by a small local reader
+(StableToolBench, TOUCAN live and crawled, the OpenAPI directory, Seal-Tools), topped up with AWS
+operations from ``botocore`` when it is installed; ``--pool toolenv`` uses the ToolEnv catalog
+instead. Embeddings are cached in ``--cache`` by the index's own on-disk store, so only the first
+run pays for embedding the whole pool; the embedding rate is always measured on a fresh sample.
 
 Measured:
 
 * **build** — embeddings/s (fresh sample), index build time from cached embeddings (FAISS +
   BM25), estimated full build time, resident-memory growth;
-* **latency** — p50/p99 of one ``search`` call, query embedding included, per mode, at the
-  largest size, with exact (flat) and HNSW FAISS (target p50 <= 15 ms at 50k on 2 cores);
+* **latency** — p50/p99 of one ``search`` call, query embedding included, per mode (``coverage``
+  includes the decomposition and the embedding of every need), at the largest size, with exact
+  (flat) and HNSW FAISS (target p50 <= 15 ms at 50k on 2 cores), on StableToolBench queries and
+  on multi-tool queries alone;
 * **HNSW recall@10** against exact search for several ``efSearch`` values (target >= 0.99);
 * **incremental update** — swapping 100 tools (re-embeds only those) versus a FAISS rebuild.
 
@@ -47,6 +55,8 @@ from paraagent_runtime.retrieval import (
 )
 from paraagent_runtime.retrieval.dense import DenseIndex
 from paraagent_runtime.retrieval.documents import doc_hash
+from paraagent_runtime.retrieval.evaluate import HEADLINE, PAIRS, evaluate_retrieval, percent_cell
+from paraagent_runtime.retrieval.querysets import load_query_sets
 from paraagent_runtime.retrieval.stabletoolbench import load_stabletoolbench
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
@@ -249,6 +259,11 @@ async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> 
     largest = max(sizes)
     pool = load_pool(pool_name, largest)
     queries = [q.text for q in load_stabletoolbench(DATA / "stabletoolbench").queries][:n_queries]
+    multi_queries = [
+        query.text
+        for bench in load_query_sets(DATA, parts=("dev",), kind="multi")
+        for query in bench.queries
+    ][:n_queries]
     encoder = SentenceEncoder()
     sample = [tool_document(tool) for tool in pool[-512:]]
     started = time.perf_counter()
@@ -329,8 +344,11 @@ async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> 
         variant._snapshot = variant._assemble(
             snapshot.ids, snapshot.documents, snapshot.hashes, [""] * len(snapshot.ids), vectors
         )
-        for mode in ("bm25", "dense", "hybrid"):
+        for mode in ("bm25", "dense", "hybrid", "coverage"):
             latency[f"{kind}/{mode}"] = await _latency(variant, queries, mode)
+        latency[f"{kind}/coverage multi-tool queries"] = await _latency(
+            variant, multi_queries, "coverage"
+        )
     latency["query_embedding_only"] = _embedding_latency(encoder, queries)
     if encoder.backend != "torch":
         # The same queries through PyTorch, side by side: the backend's speed-up as a ratio.
@@ -358,6 +376,109 @@ async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> 
     }
     results["load_avg_end"] = os.getloadavg()
     return results
+
+
+QUALITY_SYSTEMS = ("bm25", "dense", "hybrid_minmax", "hybrid", "coverage")
+"""The systems of the quality table (``hybrid_minmax`` is the hybrid before issue #27)."""
+
+
+async def quality(cache: Path, encoder: SentenceEncoder) -> dict[str, Any]:
+    """Evaluate every system on the query sets; keep the headline and the test rankings."""
+    benches = load_query_sets(DATA, parts=("dev", "test"))
+
+    def search_for(name: str) -> HybridToolSearch:
+        return HybridToolSearch(
+            RetrievalConfig(index_dir=cache / f"quality-{name}"), encoder=encoder
+        )
+
+    def progress(name: str) -> Any:
+        log = logging.getLogger(__name__)
+        return lambda done, total: log.info("embedding %s: %d/%d", name, done, total)
+
+    report = await evaluate_retrieval(benches, search_for=search_for, on_progress=progress)
+    keep = (*QUALITY_SYSTEMS, "hybrid_tuned", "coverage_tuned")
+    return {
+        "pools": report.pools,
+        "queries": report.queries,
+        "model": report.model,
+        "settings": report.settings,
+        "scores": {
+            part: {
+                name: {
+                    kind: {system: values[system] for system in keep}
+                    for kind, values in kinds.items()
+                }
+                for name, kinds in sets.items()
+            }
+            for part, sets in report.scores.items()
+        },
+        "intervals": report.intervals,
+        "paired": report.paired,
+        "test_rankings": [
+            {**row, "top": {system: row["top"][system][:5] for system in QUALITY_SYSTEMS}}
+            for row in report.rankings
+            if row["part"] == "test"
+        ],
+    }
+
+
+def _quality_table(results: dict[str, Any], part: str = "test") -> Table:
+    table = Table(title=f"tool retrieval quality ({part} part), % [95% interval]")
+    for column in ("set", "kind", "n", *QUALITY_SYSTEMS):
+        table.add_column(column, justify="left" if column in ("set", "kind") else "right")
+    for name, kinds in results["intervals"][part].items():
+        for kind, systems in kinds.items():
+            for metric in HEADLINE:
+                cells = [percent_cell(systems[system][metric]) for system in QUALITY_SYSTEMS]
+                table.add_row(name, f"{kind} {metric}", str(systems["bm25"][metric]["n"]), *cells)
+    return table
+
+
+def write_doc(results: dict[str, Any], stem: Path) -> None:
+    """Write ``<stem>.json`` (everything) and ``<stem>.md`` (the headline tables)."""
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    stem.with_suffix(".json").write_text(json.dumps(results, indent=1, default=str), "utf-8")
+    lines = ["# Tool retrieval v2 (issue #27): `python -m benchmarks.retrieval`", ""]
+    if "quality" in results:
+        q = results["quality"]
+        lines += [
+            f"Pools {q['pools']}; queries {q['queries']} (dev: tuning only; test: reported "
+            f"once); model `{q['model']}`; settings {q['settings']['configured']}.",
+            "",
+            "| set | kind | metric | n | " + " | ".join(QUALITY_SYSTEMS) + " |",
+            "|---|---|---|---:|" + "---:|" * len(QUALITY_SYSTEMS),
+        ]
+        for name, kinds in q["intervals"]["test"].items():
+            for kind, systems in kinds.items():
+                for metric in HEADLINE:
+                    cells = " | ".join(percent_cell(systems[s][metric]) for s in QUALITY_SYSTEMS)
+                    n = systems["bm25"][metric]["n"]
+                    lines.append(f"| {name} | {kind} | {metric} | {n} | {cells} |")
+        lines += [
+            "",
+            "Paired differences (test part, percentage points, 95% paired bootstrap):",
+            "",
+        ]
+        lines += [
+            "| set | kind | comparison | " + " | ".join(HEADLINE) + " |",
+            "|---|---|---|---|---|",
+        ]
+        for name, kinds in q["paired"]["test"].items():
+            for kind, pairs in kinds.items():
+                for system, baseline in PAIRS:
+                    label = f"{system} - {baseline}"
+                    cells = " | ".join(percent_cell(pairs[label][m]) for m in HEADLINE)
+                    lines.append(f"| {name} | {kind} | {label} | {cells} |")
+    if "latency" in results:
+        lines += [
+            "",
+            f"Latency at {results['latency_at']} tools (ms, one query, embedding included):",
+            "",
+        ]
+        lines += ["| mode | p50 | p99 |", "|---|---:|---:|"]
+        for mode, row in results["latency"].items():
+            lines.append(f"| {mode} | {row['p50_ms']:.1f} | {row['p99_ms']:.1f} |")
+    stem.with_suffix(".md").write_text("\n".join(lines) + "\n", "utf-8")
 
 
 def _embedding_latency(encoder: SentenceEncoder, queries: list[str]) -> dict[str, float]:
@@ -433,6 +554,13 @@ def main() -> None:
     parser.add_argument("--pool", choices=("local", "toolenv"), default="local")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--out", type=Path, default=Path("runs/bench_retrieval/results.json"))
+    parser.add_argument("--quality-only", action="store_true", help="Only the quality half.")
+    parser.add_argument("--skip-quality", action="store_true", help="Only build and latency.")
+    parser.add_argument(
+        "--doc",
+        type=Path,
+        help="Also write <doc>.json and <doc>.md (e.g. docs/results/retrieval_v2).",
+    )
     parser.add_argument(
         "--fill-cache-only",
         action="store_true",
@@ -446,12 +574,22 @@ def main() -> None:
         pool = load_pool(args.pool, max(args.sizes))
         asyncio.run(fill_cache(pool, args.cache, SentenceEncoder()))
         return
-    results = asyncio.run(run(args.sizes, args.cache, args.pool, args.queries))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    results: dict[str, Any] = {}
+    if not args.quality_only:
+        results = asyncio.run(run(args.sizes, args.cache, args.pool, args.queries))
+    if not args.skip_quality:
+        results["quality"] = asyncio.run(quality(args.cache, SentenceEncoder()))
     text = json.dumps(results, indent=1, default=str)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
-    print(text)
-    Console().print(_table(results))
+    console = Console()
+    if "latency" in results:
+        console.print(_table(results))
+    if "quality" in results:
+        console.print(_quality_table(results["quality"]))
+    if args.doc is not None:
+        write_doc(results, args.doc)
 
 
 if __name__ == "__main__":

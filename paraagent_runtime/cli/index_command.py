@@ -131,15 +131,17 @@ async def build_index(
 ) -> BuildSummary:
     """Embed (what is not embedded yet) and persist the index of ``catalog``.
 
-    Big catalogs are indexed in growing prefixes of ``checkpoint_every`` tools, each saved to
-    disk, so an interrupted build (hours for 70k tools on two cores) resumes where it stopped.
+    New documents are embedded in chunks of ``checkpoint_every``, each saved to disk
+    (:func:`~paraagent_runtime.retrieval.prefill.prefill`), so an interrupted build (hours for
+    70k tools on two cores) resumes where it stopped.
 
     Args:
         catalog: The resolved catalog.
         model: Local sentence-transformers directory (``None``: the bundled MiniLM).
         index_dir: Index root; the catalog's files go to ``<index_dir>/<catalog.label>``.
-        checkpoint_every: Tools per saved checkpoint.
-        on_checkpoint: Called with ``(tools saved, total)`` after each checkpoint.
+        checkpoint_every: Documents per saved checkpoint.
+        on_checkpoint: Called with ``(documents embedded, to embed)`` at the start and after
+            each checkpoint.
 
     Returns:
         Counts, time and the on-disk size.
@@ -149,16 +151,15 @@ async def build_index(
     """
     if checkpoint_every < 1:
         raise UserError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
+    from ..retrieval.prefill import prefill
+
     search, directory = _search_for(catalog, model, index_dir)
     tools = catalog.tools
     started = time.perf_counter()
-    embedded = 0
-    for stop in range(checkpoint_every, len(tools) + checkpoint_every, checkpoint_every):
-        await search.update(tools[: min(stop, len(tools))])
-        assert search.last_update is not None
-        embedded += search.last_update.embedded
-        if on_checkpoint is not None:
-            on_checkpoint(search.last_update.tools, len(tools))
+    embedded = await prefill(search, tools, chunk=checkpoint_every, on_progress=on_checkpoint)
+    await search.update(tools)
+    assert search.last_update is not None
+    embedded += search.last_update.embedded
     seconds = time.perf_counter() - started
     stats = search.last_update
     assert stats is not None
@@ -208,8 +209,9 @@ def check_query(query: str, top_k: int, mode: str) -> None:
         raise UserError("empty query: say what the tool should do")
     if top_k < 1:
         raise UserError(f"--top-k must be >= 1, got {top_k}")
-    if mode not in {m.value for m in SearchMode}:
-        raise UserError(f"unknown search mode {mode!r}: use bm25, dense or hybrid")
+    known = [m.value for m in SearchMode]
+    if mode not in known:
+        raise UserError(f"unknown search mode {mode!r}: use {', '.join(known)}")
 
 
 def _megabytes(size: int) -> str:
@@ -228,7 +230,7 @@ def build_command(
     loaded_s = time.perf_counter() - started
 
     def saved(done: int, total: int) -> None:
-        console.print(f"saved {done}/{total} tools", highlight=False)
+        console.print(f"embedded and saved {done}/{total} new documents", highlight=False)
 
     summary = asyncio.run(
         build_index(
@@ -254,7 +256,12 @@ def search_command(
     top_k: Annotated[int, typer.Option("--top-k", "-k", min=1, help="Number of results.")] = 5,
     retriever: Annotated[
         SearchMode,
-        typer.Option("--retriever", "-r", help="Keyword (bm25), embedding (dense) or both."),
+        typer.Option(
+            "--retriever",
+            "-r",
+            help="Keyword (bm25), embedding (dense), both (hybrid), or both per part of a "
+            "multi-part request (coverage).",
+        ),
     ] = SearchMode.HYBRID,
     catalog: CatalogOption = "builtin",
     model: ModelOption = None,

@@ -42,6 +42,7 @@ __all__ = [
     "Setting",
     "drop_duplicates",
     "evaluate_retrieval",
+    "percent_cell",
     "rank_query",
     "report_table",
     "write_report",
@@ -482,12 +483,18 @@ def report_table(report: EvalReport, part: str = "test") -> Any:
             for system, values in systems.items():
                 ndcg, complete = (values[m] for m in HEADLINE)
                 table.add_row(
-                    set_name, kind, system, str(ndcg["n"]), _percent(ndcg), _percent(complete)
+                    set_name,
+                    kind,
+                    system,
+                    str(ndcg["n"]),
+                    percent_cell(ndcg),
+                    percent_cell(complete),
                 )
     return table
 
 
-def _percent(interval: Mapping[str, float]) -> str:
+def percent_cell(interval: Mapping[str, float]) -> str:
+    """An :meth:`Interval.as_dict <paraagent_runtime.intervals.Interval.as_dict>` in percent."""
     return (
         f"{100 * interval['estimate']:.1f} "
         f"[{100 * interval['low']:.1f}, {100 * interval['high']:.1f}]"

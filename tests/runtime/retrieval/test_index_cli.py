@@ -201,7 +201,7 @@ async def test_an_interrupted_build_resumes_from_its_last_checkpoint(tmp_path) -
         await build_index(
             catalog, index_dir=tmp_path, checkpoint_every=1, on_checkpoint=stop_after_two
         )
-    assert seen == [(1, 5), (2, 5)]
+    assert seen == [(0, 5), (1, 5), (2, 5)]
     summary = await build_index(catalog, index_dir=tmp_path, checkpoint_every=2)
     assert (summary.tools, summary.embedded, summary.reused) == (5, 3, 2)
     with pytest.raises(UserError, match="checkpoint_every"):
