@@ -180,6 +180,13 @@ _BASE_VERBS = frozenset(
         "book",
         "invite",
         "share",
+        "turn",
+        "deactivate",
+        "activate",
+        "initiate",
+        "deploy",
+        "provide",
+        "browse",
     }
 )
 _OPERATION = re.compile(
@@ -205,6 +212,11 @@ _NOT_ACTIONS = frozenset(
         "warning",
         "only",
         "see",
+        "just",
+        "please",
+        "simply",
+        "help",
+        "helps",
     }
 )
 """First words of descriptions that talk about the operation instead of saying what it does."""

@@ -207,6 +207,33 @@ _KINDS_BY_NAME: tuple[tuple[tuple[str, ...], Callable[[random.Random], str]], ..
 )
 
 
+_TITLED_NAMES = frozenset(
+    {
+        "name",
+        "displayname",
+        "fullname",
+        "username",
+        "firstname",
+        "givenname",
+        "lastname",
+        "surname",
+        "familyname",
+        "productname",
+        "projectname",
+        "eventname",
+        "itemname",
+        "teamname",
+        "companyname",
+        "playlistname",
+        "songname",
+        "albumname",
+        "artistname",
+        "authorname",
+    }
+)
+"""Names that hold a title or a person's name (other ``…name`` fields are identifiers)."""
+
+
 def _norm(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
@@ -215,6 +242,9 @@ def _value_for(field: str, rng: random.Random) -> str | None:
     """A plausible value for a field or argument named ``field``, or None for unknown kinds."""
     name = _norm(field)
     if not name or name.endswith(("id", "ids", "arn", "token", "key", "url", "uri", "hash")):
+        return None
+    if name.endswith("name") and name not in _TITLED_NAMES:
+        # A bucket, domain, table or zone name is an identifier, not a title.
         return None
     for needles, draw in _KINDS_BY_NAME:
         if any(name == needle or name.endswith(needle) for needle in needles):

@@ -415,8 +415,9 @@ def load_outcomes(path: Path) -> dict[str, list[EpisodeMetrics]]:
     """The per-episode metrics an evaluation file keeps, grouped by what was evaluated.
 
     Reads a ``report.json`` of ``paraagent eval toolenv`` (one group per mode, labelled by the
-    mode) or the ``--out`` JSON of ``paraagent train eval`` (a list of summaries, each with its
-    ``outcomes``; labelled ``model mode split``).
+    mode), its ``--summary`` JSON (labelled ``split mode``) or the ``--out`` JSON of
+    ``paraagent train eval`` (a list of summaries, each with its ``outcomes``; labelled
+    ``model mode split``).
 
     Raises:
         ConfigError: the file is missing, not JSON, or keeps no per-episode outcomes.
@@ -428,7 +429,13 @@ def load_outcomes(path: Path) -> dict[str, list[EpisodeMetrics]]:
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: not an evaluation JSON ({exc})") from exc
     try:
-        if isinstance(data, Mapping):
+        if isinstance(data, Mapping) and isinstance(data.get("splits"), list):
+            groups = {
+                f"{report.split} {mode}": rows
+                for report in (EvalReport.model_validate(entry) for entry in data["splits"])
+                for mode, rows in _rows_by_mode(report).items()
+            }
+        elif isinstance(data, Mapping):
             groups = _rows_by_mode(EvalReport.model_validate(data))
         elif isinstance(data, list):
             groups = {

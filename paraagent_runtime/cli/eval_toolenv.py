@@ -49,8 +49,14 @@ async def run_eval(
     distractors: int = 48,
     concurrency: int = 1,
     dispatch: DispatchConfig | None = None,
+    summary: Path | None = None,
+    command: str = "paraagent eval toolenv",
 ) -> Path:
     """Run the evaluation, print the table and write the report files; return the markdown path.
+
+    ``split`` ``all`` runs every split in turn, each into its own folder under ``out``; with
+    ``summary`` every split's table and example queries also go to ``summary``.md/.json
+    (:mod:`mcp_servers.toolenv.split_report`), ``command`` named there as how they were made.
 
     Raises:
         ConfigError: a bad option (unknown mode or split, bad policy spec, ``n`` < 1).
@@ -65,33 +71,39 @@ async def run_eval(
         write_report,
     )
     from mcp_servers.toolenv.oracle import oracle_policy
+    from mcp_servers.toolenv.split_report import EXAMPLES_PER_SPLIT, SplitRun, write_splits
+    from mcp_servers.toolenv.tasks import generate_tasks
 
     from ..dispatch import DispatchConfig
     from ..policy import policy_from_spec
     from ..policy.base import SamplingParams
+    from ..tasks import SPLITS
 
-    config = EvalConfig(
-        policy=policy,
-        modes=modes,  # type: ignore[arg-type]
-        split=split,
-        n=n,
-        seed=seed,
-        max_turns=max_turns,
-        sampling=SamplingParams(max_tokens=max_tokens, temperature=0.0, seed=seed),
-        llm_turn_s=llm_turn_s,
-        out=out,
-        catalog=catalog,
-        distractors=distractors,
-        concurrency=concurrency,
-        dispatch=dispatch or DispatchConfig(),
-    )
+    splits = list(SPLITS) if split == "all" else [split]
+
+    def config_for(name: str) -> EvalConfig:
+        return EvalConfig(
+            policy=policy,
+            modes=modes,  # type: ignore[arg-type]
+            split=name,
+            n=n,
+            seed=seed,
+            max_turns=max_turns,
+            sampling=SamplingParams(max_tokens=max_tokens, temperature=0.0, seed=seed),
+            llm_turn_s=llm_turn_s,
+            out=out / name if len(splits) > 1 else out,
+            catalog=catalog,
+            distractors=distractors,
+            concurrency=concurrency,
+            dispatch=dispatch or DispatchConfig(),
+        )
+
+    configs = [config_for(name) for name in splits]
     records = None
-    tasks = env_factory = None
-    if config.catalog == "full":
+    if catalog == "full":
         from mcp_servers.toolenv.catalog import load_catalog
 
         records = load_catalog(progress=True).records
-        tasks, env_factory = catalog_eval_setup(config, records)
     model: Policy | None = None
     if policy != ORACLE:
         model = policy_from_spec(policy, base_url=base_url)
@@ -111,20 +123,42 @@ async def run_eval(
             highlight=False,
         )
 
+    runs: list[SplitRun] = []
     try:
-        report = await evaluate_toolenv(
-            config, factory, tasks=tasks, on_episode=progress, env_factory=env_factory
-        )
+        for config in configs:
+            if records is not None:
+                tasks, env_factory = catalog_eval_setup(config, records)
+            else:
+                tasks = generate_tasks(config.n, seed=config.seed, split=config.split)
+                env_factory = None
+            report = await evaluate_toolenv(
+                config, factory, tasks=tasks, on_episode=progress, env_factory=env_factory
+            )
+            directory = config.out or out
+            paths = write_report(report, directory)
+            console.print()
+            console.print(markdown_table(report), highlight=False, markup=False)
+            console.print(
+                f"report: {paths['markdown']}, {paths['json']}, {paths['plot']}; "
+                f"trajectories in {directory}"
+            )
+            runs.append(SplitRun(report, tuple(t.query for t in tasks[:EXAMPLES_PER_SPLIT])))
     finally:
         if model is not None:
             await model.aclose()
-    paths = write_report(report, out)
-    console.print()
-    console.print(markdown_table(report), highlight=False, markup=False)
-    console.print(
-        f"report: {paths['markdown']}, {paths['json']}, {paths['plot']}; trajectories in {out}"
-    )
+    if summary is not None:
+        for path in write_splits(runs, summary, command=command):
+            console.print(f"summary: {path}")
     return paths["markdown"]
+
+
+def _command_line(**flags: object) -> str:
+    """The ``paraagent eval toolenv`` call with these flags (the ones a summary depends on)."""
+    parts = ["paraagent eval toolenv"]
+    parts += [
+        f"--{name.replace('_', '-')} {value}" for name, value in flags.items() if value is not None
+    ]
+    return " ".join(parts)
 
 
 def compare_evaluations(first: Path, second: Path, console: Console) -> str:
@@ -161,8 +195,8 @@ def eval_toolenv_command(
     split: Annotated[
         str,
         typer.Option(
-            help="train, dev, test-seen, test-unseen-tools or test-unseen-categories (choose on "
-            "dev; test splits are for reporting)."
+            help="train, dev, test-seen, test-unseen-tools, test-unseen-categories (choose on "
+            "dev; test splits are for reporting) or all (each in turn, in its own folder)."
         ),
     ] = "test-seen",
     n_tasks: Annotated[int, options.n_tasks()] = DEFAULT_EVAL_TASKS,
@@ -200,6 +234,14 @@ def eval_toolenv_command(
     max_concurrency: Annotated[int | None, options.max_concurrency()] = None,
     per_source_concurrency: Annotated[int | None, options.per_source_concurrency()] = None,
     call_timeout: Annotated[float | None, options.call_timeout()] = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="STEM",
+            help="Also write every split's table and example queries to STEM.md and STEM.json "
+            "(with --split all: one page for all splits).",
+        ),
+    ] = None,
     compare: Annotated[
         tuple[Path, Path] | None,
         typer.Option(
@@ -238,6 +280,17 @@ def eval_toolenv_command(
                 concurrency=concurrency,
                 dispatch=options.dispatch_limits(
                     max_calls_per_turn, max_concurrency, per_source_concurrency, call_timeout
+                ),
+                summary=summary,
+                command=_command_line(
+                    policy=policy,
+                    catalog=catalog,
+                    split=split,
+                    n_tasks=n_tasks,
+                    seed=seed,
+                    distractors=distractors,
+                    llm_turn_s=llm_turn_s,
+                    summary=summary,
                 ),
             )
         )

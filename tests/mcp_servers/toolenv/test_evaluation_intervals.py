@@ -166,3 +166,23 @@ def test_evaluations_default_to_sixty_tasks_per_split() -> None:
     assert DEFAULT_EVAL_TASKS >= 60 and EvalConfig().n == DEFAULT_EVAL_TASKS
     default = inspect.signature(eval_toolenv_command).parameters["n_tasks"].default
     assert default == DEFAULT_EVAL_TASKS
+
+
+def test_every_split_on_one_page(tmp_path: Path) -> None:
+    stem = tmp_path / "summary"
+    args = ["--split", "all", "--n-tasks", "1", "--mode", "paraact,react", "--llm-turn-s", "1"]
+    result = CliRunner().invoke(_cli(), [*args, "--out", str(tmp_path), "--summary", str(stem)])
+    assert result.exit_code == 0, result.output
+    page = stem.with_suffix(".md").read_text()
+    assert "--split all" in page and "--summary" in page
+    for split in ("train", "dev", "test-seen", "test-unseen-tools", "test-unseen-categories"):
+        assert f"## {split}" in page and (tmp_path / split / "report.json").is_file()
+    assert page.count("Example queries:") == 5
+    groups = load_outcomes(stem.with_suffix(".json"))
+    assert {"dev paraact", "test-unseen-categories react"} <= set(groups)
+    [comparison] = [
+        c
+        for c in compare_files(stem.with_suffix(".json"), stem.with_suffix(".json"))
+        if c.first.endswith("dev react")
+    ]
+    assert comparison.tasks == 1 and comparison.differences["turns"].estimate == 0.0
