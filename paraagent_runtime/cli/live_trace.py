@@ -2,9 +2,9 @@
 
 Every line is printed in the turn it belongs to: the phase and its calls, the turn's format errors
 (malformed tool-call JSON, an unknown phase), each failed call with its typed error, and a fatal
-error with its cause. On a terminal a status line below them shows the turn in progress (spinner,
-elapsed time, tokens streamed, calls running); when the output is redirected that line is off and
-the trace is plain lines, one per event that matters.
+error with its cause, each turn opened by the model's time and tokens. On a terminal a status line
+below them shows the turn in progress (spinner, elapsed time, tokens streamed, calls running);
+when the output is redirected that line is off and a ``thinking…`` line opens each turn instead.
 """
 
 from __future__ import annotations
@@ -136,10 +136,9 @@ class LiveTrace:
             self._status = None
 
     def _phase(self, event: PhaseEvent) -> None:
-        if not self.live:
-            tokens = f", {self.state.tokens} tokens" if self.state.tokens else ""
-            elapsed = time.monotonic() - self.state.started
-            self.console.print(f"  [dim]turn {event.turn}: model {elapsed:.1f} s{tokens}[/]")
+        tokens = f", {self.state.tokens} tokens" if self.state.tokens else ""
+        elapsed = time.monotonic() - self.state.started
+        self.console.print(f"  [dim]turn {event.turn}: model {elapsed:.1f} s{tokens}[/]")
         if event.calls:
             # React mode declares no phase: its turns are plain calls.
             label = event.phase or "call"

@@ -41,6 +41,7 @@ def test_a_terminal_gets_a_live_status_of_the_turn() -> None:
     assert "execute × 1: weather__forecast" in printed
     assert "✗ weather__forecast [timeout] — slow" in printed
     assert "turn 0: thinking…" not in printed
+    assert "turn 0: model " in printed and " s, 3 tokens" in printed
 
 
 def test_redirected_output_is_plain_lines_without_a_status() -> None:

@@ -236,3 +236,35 @@ def test_the_demo_default_is_announced_once(tmp_path) -> None:
     assert DEMO_MODEL_NOTICE not in second.stderr
     explicit = run_cli(*argv, "-p", "scripted:x.jsonl", env={"PARAAGENT_CACHE": str(tmp_path)})
     assert DEMO_MODEL_NOTICE not in explicit.stderr
+
+
+def test_a_terminal_sees_a_live_turn_status(tmp_path) -> None:
+    import pty
+    import select
+
+    from rich.text import Text
+
+    policy = script(tmp_path, ["<answer>ok</answer>"])
+    primary, secondary = pty.openpty()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "80", "LINES": "24", "TERM": "xterm"}
+    argv = [str(PARAAGENT), "run", "hi", "-p", policy, "-o", str(tmp_path / "t.jsonl")]
+    child = subprocess.Popen(argv, stdin=secondary, stdout=secondary, stderr=secondary, env=env)
+    os.close(secondary)
+    received = b""
+    try:
+        while select.select([primary], [], [], 60)[0]:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            received += chunk
+        assert child.wait(timeout=30) == 0
+    finally:
+        child.kill()  # only if it did not stop on its own
+        os.close(primary)
+    shown = Text.from_ansi(received.decode("utf-8", "replace").replace("\r", "")).plain
+    assert "turn 0 · thinking · " in shown  # the status line, with its spinner
+    assert "turn 0: thinking…" not in shown
+    assert "answer (answered): ok" in shown
