@@ -4,10 +4,14 @@ A task (:class:`paraagent_runtime.tasks.Task`) is a query, a gold call DAG, and 
 answer needs.
 
 Each task family picks entities from a seeded world, then *runs* its gold DAG against a simulator
-of that world: a node's arguments may be bound to fields of earlier outputs (``bindings``), and
-answer facts are read from the outputs (``AnswerFact.source``). Nothing is hard-coded, so the same
-task replayed in ``ToolEnv.for_task(task)`` reproduces every value. Groups follow
-StableToolBench: G1 = one tool, G2 = several tools of one category, G3 = several categories.
+of that world (:class:`.trace.Trace`): a node's arguments may be bound to fields of earlier
+outputs (``bindings``), and answer facts are read from the outputs (``AnswerFact.source``).
+Nothing is hard-coded, so the same task replayed in ``ToolEnv.for_task(task)`` reproduces every
+value. The query is worded from the family's phrasing pool for the split (:mod:`.phrasing`);
+hidden-need families live in :mod:`.hidden_needs`. ``train``, ``dev`` and ``test-seen`` own
+disjoint buckets of :func:`task_key`, so no dev or test task asks what a train task asks. Groups
+follow StableToolBench: G1 = one tool, G2 = several tools of one category, G3 = several
+categories.
 """
 
 from __future__ import annotations
