@@ -68,33 +68,46 @@ def serve_command(
     """Serve paraagent (run_task and the search_tools/call_tool gateway) over stdio or HTTP.
 
     It answers at once: servers connect and the tool index builds in the background, tools
-    appear through notifications/tools/list_changed, and a server that fails is retried.
+    appear through notifications/tools/list_changed, and a server that fails is retried. On
+    stderr it says which tools it fronts, where it answers, with which policy, and how many
+    sources and tools are ready once every server had its first attempt.
     """
     import asyncio
     import dataclasses
+    import gc
 
-    from ..mcp.server import check_bind
-    from ..mcp.serving import serve_mcp_config
     from .tool_sources import announce, check_names, choose_tools, toolenv_sources
 
-    if transport is Transport.http:
-        check_bind(host, token or None)  # before any work: refusing should be instant
-    dispatch = options.dispatch_limits(
-        max_calls_per_turn, max_concurrency, per_source_concurrency, call_timeout
-    )
-    if max_result_chars is not None:
-        dispatch = dataclasses.replace(dispatch, max_result_chars=max_result_chars)
-    choice = choose_tools(mcp_config, toolenv)
-    sources = toolenv_sources(choice)
+    # A host waits for these imports (the MCP SDK and ToolEnv build thousands of pydantic
+    # models and dataclasses): garbage collections during them free nothing and cost ~8%.
+    gc.disable()
+    try:
+        from ..mcp.server import check_bind
+        from ..mcp.serving import serve_mcp_config
+
+        if transport is Transport.http:
+            check_bind(host, token or None)  # before any work: refusing should be instant
+        dispatch = options.dispatch_limits(
+            max_calls_per_turn, max_concurrency, per_source_concurrency, call_timeout
+        )
+        if max_result_chars is not None:
+            dispatch = dataclasses.replace(dispatch, max_result_chars=max_result_chars)
+        choice = choose_tools(mcp_config, toolenv)
+        sources = toolenv_sources(choice)
+    finally:
+        gc.enable()
+    config = None
     if choice.mcp_config is not None:
         from ..mcp import load_mcp_config
 
-        # A broken file is one error line, before any work.
-        check_names(choice, load_mcp_config(choice.mcp_config).enabled(), sources)
+        # A broken file is one error line, before any work; read once (it may be a pipe).
+        config = load_mcp_config(choice.mcp_config)
+        check_names(choice, config.enabled(), sources)
     announce(choice)
     asyncio.run(
         serve_mcp_config(
             choice.mcp_config,
+            config=config,
             sources=sources,
             policy_spec=policy,
             base_url=base_url,
@@ -106,5 +119,6 @@ def serve_command(
             token=token or None,
             gateway=gateway,
             dispatch=dispatch,
+            announce=lambda line: typer.echo(line, err=True),
         )
     )

@@ -206,11 +206,13 @@ class ToolListAnnouncer:
     subscription bus); clients of the handshake era on their connection, and their
     ``initialize`` result advertises ``tools.listChanged`` (the SDK's ``MCPServer`` leaves it
     off). Pass the announcer as the server's ``subscriptions`` bus and as a middleware: it
-    remembers each handshake-era connection at ``initialize``.
+    remembers each handshake-era connection at ``initialize``, and sets :attr:`listed` once a
+    client's ``tools/list`` has been answered.
     """
 
     def __init__(self) -> None:
         self.bus = InMemorySubscriptionBus()
+        self.listed = asyncio.Event()
         self._sessions: list[ServerSession] = []
 
     async def __call__(
@@ -218,7 +220,9 @@ class ToolListAnnouncer:
     ) -> HandlerResult:
         """Middleware: advertise ``tools.listChanged`` and remember the client at ``initialize``."""
         result = await call_next(ctx)
-        if ctx.method == "initialize" and isinstance(result, dict):
+        if ctx.method == "tools/list":
+            self.listed.set()
+        elif ctx.method == "initialize" and isinstance(result, dict):
             tools = result.get("capabilities", {}).get("tools")
             if isinstance(tools, dict):
                 tools["listChanged"] = True

@@ -38,7 +38,7 @@ from ..naming import tool_id
 from ..progress import current_reporter
 from ..sources import call_bound
 from ..tools import ToolAnnotations, ToolSpec
-from .config import MCPServerConfig, load_mcp_config
+from .config import MCPConfig, MCPServerConfig, load_mcp_config
 
 __all__ = [
     "ConnectionState",
@@ -584,7 +584,7 @@ def _content_text(content: list[Any]) -> str:
 
 
 def load_mcp_sources(
-    path: str | Path,
+    path: str | Path | MCPConfig,
     *,
     on_tools_changed: ToolsChangedCallback | None = None,
     on_progress: ProgressCallback | None = None,
@@ -593,10 +593,17 @@ def load_mcp_sources(
 ) -> list[MCPToolSource]:
     """Build one (not yet connected) source per enabled server of an MCP configuration file.
 
+    Args:
+        path: The file, or its already loaded :class:`MCPConfig` (not read again).
+        on_tools_changed: Given to every source (:class:`MCPToolSource`).
+        on_progress: Given to every source.
+        on_elicitation: Given to every source.
+        reconnect: Given to every source.
+
     Raises:
         ConfigError: The file cannot be used (the message names the field).
     """
-    config = load_mcp_config(path)
+    config = path if isinstance(path, MCPConfig) else load_mcp_config(path)
     return [
         MCPToolSource(
             name,

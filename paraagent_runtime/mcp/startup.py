@@ -65,6 +65,7 @@ class SourceStartup:
             so their own reconnection window has passed when the next attempt comes).
         on_change: Awaited after the toolspace's tools changed (a source became ready, or a
             ready source's tool list changed).
+        on_settled: Called once, when every source had its first attempt.
     """
 
     def __init__(
@@ -73,10 +74,12 @@ class SourceStartup:
         *,
         reconnect: ReconnectPolicy | None = None,
         on_change: Callable[[], Awaitable[None]] | None = None,
+        on_settled: Callable[[], None] | None = None,
     ) -> None:
         self.toolspace = toolspace
         self._reconnect = reconnect or ReconnectPolicy()
         self._on_change = on_change
+        self._on_settled = on_settled
         self._status = {name: SourceStatus("starting") for name in toolspace.sources}
         self._first_attempts = set(self._status)
         self._settled = asyncio.Event()
@@ -111,8 +114,21 @@ class SourceStartup:
         states = ", ".join(f"{name} {status.describe()}" for name, status in self._status.items())
         return f"serve: {len(ready)} of {len(self._status)} sources ready ({tools} tools): {states}"
 
+    def summary(self) -> str:
+        """One short line: sources ready, their tools, and the sources not ready (by name)."""
+        ready = [status for status in self._status.values() if status.state == "ready"]
+        tools = sum(status.tools for status in ready)
+        line = (
+            f"serve: {len(ready)} of {len(self._status)} tool sources ready, "
+            f"{tools} tool{'' if tools == 1 else 's'}"
+        )
+        down = [name for name, status in self._status.items() if status.state != "ready"]
+        return f"{line}; not ready: {', '.join(down)} (retrying)" if down else line
+
     async def run(self) -> None:
         """Start every source at once; return when all are ready (cancel to stop retrying)."""
+        if not self._status and self._on_settled is not None:
+            self._on_settled()
         async with asyncio.TaskGroup() as group:
             for name in self._status:
                 group.create_task(self._start(name))
@@ -157,8 +173,10 @@ class SourceStartup:
     def _set(self, name: str, status: SourceStatus) -> None:
         self._status[name] = status
         self._first_attempts.discard(name)
-        if not self._first_attempts:
+        if not self._first_attempts and not self._settled.is_set():
             self._settled.set()
+            if self._on_settled is not None:
+                self._on_settled()
         # Shown by default while any source is failing, or has recovered from failing.
         troubled = status.failures or any(
             other.state == "retrying" for other in self._status.values()

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import threading
 import time
 from pathlib import Path
 
 import anyio
 import pytest
+from mcp import Client, StdioServerParameters, stdio_client
 
 from paraagent_runtime.cli import main
 from paraagent_runtime.mcp import MCPToolSource, mcp_toolspace
@@ -129,3 +133,46 @@ def test_unknown_transport_is_refused(tmp_path: Path, capsys) -> None:
     argv = ["serve", "--mcp-config", str(demo_config(tmp_path)), "--transport", "ws"]
     assert main(argv) == 2
     assert "'ws' is not one of 'stdio', 'http'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+async def test_serve_reads_its_config_once(tmp_path: Path) -> None:
+    # A config from a pipe (`--mcp-config <(make-config)`) can be read only once.
+    (tmp_path / "src").mkdir()
+    text = demo_config(tmp_path / "src").read_text()
+    pipe = tmp_path / "mcp.json"
+    os.mkfifo(pipe)
+    writer = threading.Thread(target=pipe.write_text, args=(text,), daemon=True)
+    writer.start()
+    front = serve_front(pipe)
+    try:
+        with anyio.fail_after(30):
+            value = await front.call_tool(
+                "call_tool", {"name": "echo", "arguments": {"text": "piped"}}
+            )
+    finally:
+        await front.aclose()
+        if writer.is_alive():  # serve never opened the pipe: let the thread end
+            pipe.read_text()
+    assert value == {"result": "piped"}
+
+
+@pytest.mark.slow
+async def test_serve_announces_where_it_answers_and_what_is_ready(tmp_path: Path) -> None:
+    config = demo_config(tmp_path)
+    errors = tmp_path / "stderr.txt"
+    child = serve_front(config).config
+    assert child.command is not None
+    server = StdioServerParameters(command=child.command, args=child.args, cwd=child.cwd)
+    with errors.open("w") as errlog:
+        async with Client(stdio_client(server, errlog=errlog), mode="legacy") as client:
+            with anyio.fail_after(30):
+                await client.call_tool("call_tool", {"name": "echo", "arguments": {"text": "x"}})
+                while "sources ready" not in errors.read_text():
+                    await anyio.sleep(0.05)
+    lines = errors.read_text().splitlines()
+    assert lines[:2] == [
+        f"tools: the MCP servers of {config}",
+        "serve: MCP over stdio; search_tools + call_tool; 1 tool source starting",
+    ]
+    assert re.fullmatch(r"serve: 1 of 1 tool sources ready, \d+ tools", lines[2]), lines
