@@ -516,6 +516,7 @@ class ChatApp(App[None]):
 
     async def _resume(self, name: str | None) -> None:
         episodes = await asyncio.to_thread(self.history.resume, name)
+        self.timeline.resuming()
         await self.conversation.clear()
         self.exchanges = [(e.task, e.answer or "") for e in episodes if e.status == "answered"]
         destructive = self._destructive_names()

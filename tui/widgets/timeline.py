@@ -36,8 +36,8 @@ _STATES = {
 class Timeline(Static):
     """The lines under the conversation.
 
-    While a task runs: a spinner, the turn, what it waits for (the model, or its calls), the
-    seconds spent on the turn and the tokens streamed so far. Always: each turn of the task as a
+    While a task runs: a spinner, the turn, what it waits for (the model, or its calls) and for
+    how many seconds, and the tokens the turn streamed so far. Always: each turn of the task as a
     phase mark with its call count, the number of calls, the critical path (the sum over turns
     of the slowest call) next to the sum of all call latencies (what running the calls one after
     the other would have cost). After a resume it describes the resumed conversation's last task.
@@ -68,7 +68,7 @@ class Timeline(Static):
         self.turn: int | None = None
         self.activity = ""
         self.tokens = 0
-        self._turn_started = time.monotonic()
+        self._since = time.monotonic()
         self._show()
 
     def forget_session(self) -> None:
@@ -100,13 +100,14 @@ class Timeline(Static):
         """Count one agent event."""
         if isinstance(event, TurnStarted):
             self.turn, self.activity, self.tokens = event.turn, "thinking", 0
-            self._turn_started = time.monotonic()
+            self._since = time.monotonic()
         elif isinstance(event, TextDelta):
             self.tokens += 1
         elif isinstance(event, PhaseEvent):
             self._mark_turn(event.phase, len(event.calls), format_errors=bool(event.format_errors))
             calls = count_of(len(event.calls), "call")
             self.activity = f"running {calls}" if event.calls else "reading the turn"
+            self._since = time.monotonic()
         elif isinstance(event, CallFinished):
             self.calls += 1
             self.session_calls += 1
@@ -124,6 +125,12 @@ class Timeline(Static):
             self._timer.stop()
             self._timer = None
         self.state = state
+        self._show()
+
+    def resuming(self) -> None:
+        """A saved conversation is being loaded (:meth:`replay` follows)."""
+        self.forget_session()
+        self.state = "resuming"
         self._show()
 
     def replay(self, episodes: Sequence[Episode]) -> None:
@@ -149,12 +156,12 @@ class Timeline(Static):
         # Hidden timings make reproducible screenshots: the spinner stands still too.
         spinner = SPINNER[self._frame % len(SPINNER) if shown else 0]
         turn = f"turn {self.turn + 1} " if self.turn is not None else ""
-        elapsed = format_latency(time.monotonic() - self._turn_started, shown=shown)
+        elapsed = f"{time.monotonic() - self._since:.1f} s" if shown else "—"
         text = Text.assemble((f"{spinner} ", "bold cyan"), (f"{turn}{self.activity}", "bold"))
         text.append(f" · {elapsed}")
         if self.tokens:
             text.append(f" · {count_of(self.tokens, 'token')} streamed")
-        text.append(" · Esc cancels\n", style="dim")
+        text.append(" · Esc cancels", style="dim")
         return text
 
     def _show(self) -> None:
@@ -162,9 +169,16 @@ class Timeline(Static):
         if self.state == "idle" and not self.marks:
             self.update(Text("no task yet: ask something below", style="dim"))
             return
+        if self.state == "resuming":
+            self.update(Text("↺ loading the saved conversation…", style="bold"))
+            return
         text = Text()
         if self.state == "running":
             text.append_text(self._status(shown))
+            if not self.marks:
+                self.update(text)
+                return
+            text.append("\n")
         elif self.state == "resumed":
             text.append(f"↺ resumed {count_of(self.resumed, 'task')} · last: ", style="bold")
         elif self.state in _STATES:
