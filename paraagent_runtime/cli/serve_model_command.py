@@ -44,7 +44,8 @@ def serve_model_command(
 ) -> None:
     """Serve a policy over an OpenAI-compatible chat-completions API (stops on Ctrl-C).
 
-    At start it prints the served model name, the address and the routes on stderr.
+    A local model loads first; then it prints the served model name, the address and the routes
+    on stderr.
     """
     import asyncio
 
@@ -55,4 +56,9 @@ def serve_model_command(
     if device is not None and not policy.startswith(("local", "paraagent")):
         raise ConfigError(f"--device applies to local models only, not {policy!r}")
     model = policy_from_spec(policy, **({"device": device} if device is not None else {}))
+    # A local model loads (and exports, the first time) before the port opens: a broken model
+    # fails here in one line, and the first request does not wait for it.
+    if callable(load := getattr(model, "load", None)):
+        typer.echo(f"loading {policy}…", err=True)
+        load()
     asyncio.run(serve(model, host, port, model_name=name, aliases=[policy], on_ready=_announce))

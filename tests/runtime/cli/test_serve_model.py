@@ -10,7 +10,7 @@ import subprocess
 
 import aiohttp
 
-from .helpers import PARAAGENT
+from .helpers import PARAAGENT, run_cli
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 
@@ -61,3 +61,12 @@ async def test_serve_model_announces_itself_and_refuses_another_model(tmp_path) 
         served[0] == 200 and served[1]["choices"][0]["message"]["content"] == "<answer>one</answer>"
     )
     assert child.returncode == 130 and "Traceback" not in rest
+
+
+def test_a_model_that_does_not_load_stops_serve_model_before_it_listens(tmp_path) -> None:
+    result = run_cli("serve-model", "-p", f"local:{tmp_path / 'missing'}", "--port", "8")
+    assert result.returncode == 2
+    loading, error = result.stderr.strip().splitlines()
+    assert loading == f"loading local:{tmp_path / 'missing'}…"
+    assert error.startswith("error: cannot load the model from ")
+    assert "serving model" not in result.stderr
