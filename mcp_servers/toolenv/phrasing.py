@@ -146,6 +146,8 @@ PHRASINGS: dict[str, Phrasings] = {
             "{n}: which city does it land in and what's the temperature there now?",
             "My sister is on {n}. Where is she landing and what's the weather doing there now?",
             "Do I need a coat when I get off {n}? How warm is it there right now?",
+            "Which city does {n} fly into, and what's the current temperature there?",
+            "where's {n} headed and how warm is it at the other end right now",
         ),
     ),
     "stock_in_currency": Phrasings(
@@ -172,6 +174,7 @@ PHRASINGS: dict[str, Phrasings] = {
             "Which hotel is cheapest in each of {c} if I check in on {day} for {nights}? Give "
             "me the full cost.",
             "budget hotels in {c}, check-in {day}, {nights}: cheapest of each and the total",
+            "Compare the cheapest hotels in {c}, {nights} from {day}; I need the total for each.",
         ),
     ),
     "trip_briefing": Phrasings(
@@ -187,6 +190,8 @@ PHRASINGS: dict[str, Phrasings] = {
             "what's the cheapest 2-night stay from {day} in {curw}?",
             "Can you prep me for {n} tomorrow? Local time, current temperature, and the lowest "
             "two-night hotel total (check-in {day}) in {curw}.",
+            "{n} tomorrow: what is it like at the destination right now (temperature, local time), "
+            "and what's the cheapest hotel for two nights from {day}, in {curw}?",
         ),
     ),
     "match_venue_forecast": Phrasings(
@@ -201,6 +206,8 @@ PHRASINGS: dict[str, Phrasings] = {
             "{t} next game: date, city, forecast high?",
             "Do I need sunscreen for the {t}' next match? Tell me when and where it is and the "
             "predicted high.",
+            "Where are the {t} playing next, on what date, and what high is forecast there?",
+            "I want to go to the next {t} game. When, where, and how warm will it get?",
         ),
     ),
     "email_contact": Phrasings(
@@ -209,6 +216,8 @@ PHRASINGS: dict[str, Phrasings] = {
             "Drop {name} a quick email about {topic}, then tell me which address it went to.",
             "Can you send {name} a short message re {topic}? Let me know the email you used.",
             "Write to {name} about {topic} and confirm the address you sent it to.",
+            "Send a short email to {name} about {topic} and tell me what address you used.",
+            "Please email {name}, topic: {topic}. Which address did it go to?",
         ),
     ),
     "city_pair_facts": Phrasings(
@@ -221,6 +230,9 @@ PHRASINGS: dict[str, Phrasings] = {
             "If I'm in {a} calling {b}, how many hours ahead am I, and how far apart are we as "
             "the crow flies?",
             "How many km separate {a} from {b}, and by how many hours is {a} ahead of {b}?",
+            "{a} to {b}: distance as the crow flies, and how many hours ahead is {a}?",
+            "I'm planning calls between {a} and {b}. How many hours ahead of {b} is {a}, and how "
+            "far apart are the two cities?",
         ),
     ),
     "stock_compare": Phrasings(
@@ -229,6 +241,9 @@ PHRASINGS: dict[str, Phrasings] = {
             "What are {s} trading at?",
             "quotes for {s} please",
             "Could you pull the current share prices for {s}?",
+            "How are {s} priced right now?",
+            "Quick portfolio check: current prices of {s}.",
+            "latest {s} quotes?",
         ),
     ),
     "flight_packing": Phrasings(
@@ -284,10 +299,10 @@ PHRASINGS: dict[str, Phrasings] = {
     ),
     "company_visit_air": Phrasings(
         test=(
-            "I'm visiting the head office of {companies} next week and I have asthma. Where "
-            "is it, and how's the air there right now?",
-            "Trip to {companies} HQ coming up. Which city, and what's the air quality index "
-            "there today?",
+            "I'm visiting the head office of {companies} next week and I have asthma. Which "
+            "city, and how's the air there right now?",
+            "Trip to the headquarters of {companies} coming up. Which city, and what's the air "
+            "quality index there today?",
             "Where are {companies} headquartered, and is the air clean enough to go jogging "
             "there right now? Give me the AQI.",
             "Should I pack a mask for my visit to the headquarters of {companies}? City and "
@@ -316,6 +331,7 @@ PHRASINGS: dict[str, Phrasings] = {
             "I land at {a} on {d}. Which city is that, and when does the sun set there that day?",
             "Flying into {a} on {day}: which city is it and what time is sunset?",
             "When's sunset on {day} in the city served by {a}? And which city is that?",
+            "Arriving at {a} on {day}. What city is that, and what time does it get dark?",
         ),
     ),
     "company_fx": Phrasings(
@@ -324,6 +340,8 @@ PHRASINGS: dict[str, Phrasings] = {
             "reports in to {q}?",
             "{sym}: where's the HQ, and how many {qw} does one unit of its reporting currency buy?",
             "Which city is {sym} based in, and what's the rate from its reporting currency to "
+            "{qw}?",
+            "What's the home city of {sym}, and today's rate from the currency it reports in into "
             "{qw}?",
         ),
     ),
@@ -334,6 +352,8 @@ PHRASINGS: dict[str, Phrasings] = {
             "Suggest a {diet} dish and tell me the calories for {portions}.",
             "I'm cooking {diet} tonight, {portions}. First recipe you find: how many calories "
             "in total?",
+            "Any {diet} recipe ideas? Take the first and give me the total calories for "
+            "{portions}.",
         ),
     ),
     "translate_phrase": Phrasings(
@@ -350,6 +370,8 @@ PHRASINGS: dict[str, Phrasings] = {
             "in {city} on {d} and the ticket price.",
             "Look up films with 'the' in the title; for the top result, what's the earliest "
             "screening in {city} on {day}, at which cinema, and how much is a ticket?",
+            "Films with 'the' in the name: for the first match, where is its first showing in "
+            "{city} on {day}, and what does a ticket cost?",
         ),
     ),
 }
