@@ -43,12 +43,14 @@ from typing import Any, cast
 from .concurrency import SyncExecutor
 from .errors import ConfigError, MCPConnectionError, UnknownToolError
 from .progress import reporting_to
-from .sources import bounding_calls
+from .sources import ToolSource, bounding_calls
 from .tools import ToolCall, ToolErrorKind, ToolResult, ToolSpec
 from .toolspace import Route, ToolSession
 
-__all__ = ["DispatchConfig", "Dispatcher", "ProgressCallback", "is_transient_error"]
+__all__ = ["DispatchConfig", "Dispatcher", "Invoke", "ProgressCallback", "is_transient_error"]
 
+Invoke = Callable[[ToolSource, str, dict[str, Any]], Awaitable[Any]]
+"""Runs one call on its source, ``(source, tool, arguments)``, and returns what it gives back."""
 CallCallback = Callable[[ToolCall], Awaitable[None] | None]
 ResultCallback = Callable[[ToolResult], Awaitable[None] | None]
 ProgressCallback = Callable[[ToolCall, float, float | None, str | None], Awaitable[None] | None]
@@ -149,6 +151,15 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _call_tool(source: ToolSource, tool: str, arguments: dict[str, Any]) -> Awaitable[Any]:
+    return source.call_tool(tool, arguments)
+
+
+def _dedup_key(route: Route, call: ToolCall) -> str:
+    """Equal for calls of one tool with equal arguments, whichever of its names they used."""
+    return route.spec.name + "\x00" + json.dumps(call.arguments, sort_keys=True, default=str)
+
+
 class Dispatcher:
     """Runs the tool calls of a turn through an episode's :class:`ToolSession`.
 
@@ -196,13 +207,26 @@ class Dispatcher:
         leaders: dict[str, int] = {}
         followers: dict[int, list[int]] = {}
         runnable: list[tuple[int, Route]] = []
+        keys: dict[int, str] = {}
         for index, call in enumerate(calls):
             admitted = self._admit(index, call, session)
             if isinstance(admitted, ToolResult):
                 results[index] = admitted
                 continue
             if self._dedupable(admitted.spec):
-                leader = leaders.setdefault(call.dedup_key(), index)
+                key = keys[index] = _dedup_key(admitted, call)
+                cached = session.cache.get(key)
+                if cached is not None:
+                    results[index] = cached.model_copy(
+                        update={
+                            "call_id": call.id,
+                            "name": call.name,
+                            "cached": True,
+                            "latency_s": 0.0,
+                        }
+                    )
+                    continue
+                leader = leaders.setdefault(key, index)
                 if leader != index:
                     followers.setdefault(leader, []).append(index)
                     continue
@@ -211,7 +235,6 @@ class Dispatcher:
             if result is not None:
                 await _notify(on_finish, result)
 
-        routes = dict(runnable)
         # Each task copies the context: the sync pool, and the limit its source may rely on.
         with self._sync.installed(), bounding_calls(self.config.call_timeout_s):
             tasks = [
@@ -226,12 +249,16 @@ class Dispatcher:
             for _ in tasks:
                 index, result = (await finished.get()).result()
                 results[index] = result
-                if result.ok and self._dedupable(routes[index].spec):
-                    session.cache[calls[index].dedup_key()] = result
+                if result.ok and index in keys:
+                    session.cache[keys[index]] = result
                 await _notify(on_finish, result)
                 for follower in followers.get(index, ()):
                     results[follower] = result.model_copy(
-                        update={"call_id": calls[follower].id, "cached": True}
+                        update={
+                            "call_id": calls[follower].id,
+                            "name": calls[follower].name,
+                            "cached": True,
+                        }
                     )
                     await _notify(on_finish, results[follower])
         finally:
@@ -246,7 +273,7 @@ class Dispatcher:
         return self.config.dedup and spec.annotations.read_only
 
     def _admit(self, index: int, call: ToolCall, session: ToolSession) -> ToolResult | Route:
-        """Check one call before it runs: where it goes, or the error/cached result instead."""
+        """Check one call before it runs: where it goes, or the error result instead."""
         limit = self.config.max_calls_per_turn
         if index >= limit:
             return ToolResult.failure(
@@ -267,20 +294,16 @@ class Dispatcher:
                 f"tool {call.name!r} is not loaded yet: call search_tools or "
                 f'inspect_tool(name="{call.name}") first, then call it in a later turn.',
             )
+        return self._check(call, route) or route
+
+    def _check(self, call: ToolCall, route: Route) -> ToolResult | None:
+        """The ``invalid_arguments`` result of a call whose arguments fail the tool's schema."""
         problem = route.check(call.name, call.arguments)
-        if problem is not None:
-            return ToolResult.failure(
-                call,
-                ToolErrorKind.INVALID_ARGUMENTS,
-                _shorten(problem, self.config.max_result_chars),
-            )
-        if self._dedupable(route.spec):
-            cached = session.cache.get(call.dedup_key())
-            if cached is not None:
-                return cached.model_copy(
-                    update={"call_id": call.id, "cached": True, "latency_s": 0.0}
-                )
-        return route
+        if problem is None:
+            return None
+        return ToolResult.failure(
+            call, ToolErrorKind.INVALID_ARGUMENTS, _shorten(problem, self.config.max_result_chars)
+        )
 
     def _source_semaphore(self, source: str) -> asyncio.Semaphore:
         semaphore = self._per_source.get(source)
@@ -290,6 +313,29 @@ class Dispatcher:
             )
         return semaphore
 
+    async def call(
+        self, call: ToolCall, route: Route, *, invoke: Invoke | None = None
+    ) -> ToolResult:
+        """Run one call to ``route`` the way a turn's calls run, and return its result.
+
+        Its arguments are checked against the tool's schema, it runs under this dispatcher's
+        concurrency limits and call timeout (shared with every turn it runs), read-only or
+        idempotent tools are retried on transient errors, and failures are typed results. The
+        content is what ``invoke`` returned, as is: neither made JSON-safe nor cut to
+        ``max_result_chars`` (``paraagent serve``'s gateway passes MCP results on whole, capping
+        them itself).
+
+        Args:
+            call: The call (its ``name`` is what the caller used).
+            route: Where it goes (:meth:`Toolspace.route`).
+            invoke: Runs it on the source (default: ``source.call_tool(tool, arguments)``).
+        """
+        rejected = self._check(call, route)
+        if rejected is not None:
+            return rejected
+        with self._sync.installed(), bounding_calls(self.config.call_timeout_s):
+            return await self._run(call, route, invoke or _call_tool, None, fit=False)
+
     async def _execute(
         self,
         index: int,
@@ -297,8 +343,19 @@ class Dispatcher:
         route: Route,
         on_progress: ProgressCallback | None = None,
     ) -> tuple[int, ToolResult]:
-        config = self.config
         reporter = functools.partial(on_progress, call) if on_progress is not None else None
+        return index, await self._run(call, route, _call_tool, reporter, fit=True)
+
+    async def _run(
+        self,
+        call: ToolCall,
+        route: Route,
+        invoke: Invoke,
+        reporter: Callable[[float, float | None, str | None], Any] | None,
+        *,
+        fit: bool,
+    ) -> ToolResult:
+        config = self.config
         started = time.perf_counter()
         annotations = route.spec.annotations
         retryable = annotations.read_only or annotations.idempotent
@@ -311,8 +368,13 @@ class Dispatcher:
                     # Created only now: time spent queueing for a slot is not the call's fault.
                     deadline = asyncio.timeout(config.call_timeout_s)
                     async with deadline:
-                        with reporting_to(reporter):
-                            content = await route.source.call_tool(route.spec.tool, call.arguments)
+                        if reporter is None:
+                            content = await invoke(route.source, route.spec.tool, call.arguments)
+                        else:
+                            with reporting_to(reporter):
+                                content = await invoke(
+                                    route.source, route.spec.tool, call.arguments
+                                )
             except TimeoutError as exc:
                 kind, transient = ToolErrorKind.TIMEOUT, True
                 message = (
@@ -334,29 +396,29 @@ class Dispatcher:
                 kind, transient = ToolErrorKind.TOOL_ERROR, is_transient_error(exc)
                 message = f"{type(exc).__name__}: {exc}"
             else:
-                return index, self._success(call, content, time.perf_counter() - started)
+                latency = time.perf_counter() - started
+                truncated = False
+                if fit:
+                    content, truncated = self._fit(content)
+                return ToolResult(
+                    call_id=call.id,
+                    name=call.name,
+                    content=content,
+                    latency_s=latency,
+                    truncated=truncated,
+                )
             if transient and attempt < retries:
                 await asyncio.sleep(config.retry_backoff_s * 2**attempt)
                 attempt += 1
                 continue
             if attempt:
                 message += f" (after {attempt + 1} attempts)"
-            return index, ToolResult.failure(
+            return ToolResult.failure(
                 call,
                 kind,
                 _shorten(message, config.max_result_chars),
                 latency_s=time.perf_counter() - started,
             )
-
-    def _success(self, call: ToolCall, content: Any, latency_s: float) -> ToolResult:
-        content, truncated = self._fit(content)
-        return ToolResult(
-            call_id=call.id,
-            name=call.name,
-            content=content,
-            latency_s=latency_s,
-            truncated=truncated,
-        )
 
     def _fit(self, content: Any) -> tuple[Any, bool]:
         """Make ``content`` JSON-safe and at most ``max_result_chars`` long as JSON text."""

@@ -47,7 +47,8 @@ from mcp_types import (
 from mcp_types import ToolAnnotations as MCPToolAnnotations
 
 from ..agent import Agent, AgentConfig
-from ..errors import ConfigError, ParaAgentError
+from ..dispatch import Dispatcher
+from ..errors import ConfigError
 from ..events import (
     AgentEvent,
     CallFinished,
@@ -57,9 +58,10 @@ from ..events import (
 )
 from ..modes import AgentMode
 from ..policy.base import Policy
+from ..sources import ToolSource
+from ..tools import ToolCall
 from ..toolspace import Toolspace
 from ..trajectory import Episode
-from ..validation import validate_arguments
 from .source import MCPToolSource
 from .startup import SourceStartup
 
@@ -355,6 +357,8 @@ def build_paraagent_server(
     )
     defaults = agent_config or AgentConfig()
     result_chars = defaults.dispatch.max_result_chars
+    # The gateway's calls take the agent's path: argument check, limits, timeout, retries.
+    dispatcher = Dispatcher(defaults.dispatch)
 
     if policy is not None:
         agent_policy = policy
@@ -418,21 +422,23 @@ def build_paraagent_server(
                 route = toolspace.route(name)
             if route is None:
                 raise ToolError(_unknown_tool(toolspace, startup, name))
-            problem = validate_arguments(name, route.spec.input_schema, arguments)
-            if problem is not None:
-                raise ToolError(problem)
-            try:
-                if isinstance(route.source, MCPToolSource):
-                    result = await route.source.call_tool_result(route.spec.tool, arguments)
-                else:
-                    value = await route.source.call_tool(route.spec.tool, arguments)
-                    text = value if isinstance(value, str) else json.dumps(value, default=str)
-                    result = CallToolResult(content=[TextContent(text=text)])
-            except (ParaAgentError, TimeoutError) as exc:
-                raise ToolError(f"{name}: {exc}") from exc
-            return cap_result(result, result_chars)
+            call = ToolCall(id=ctx.request_id or "gateway", name=name, arguments=arguments)
+            result = await dispatcher.call(call, route, invoke=_call_result)
+            if not result.ok:
+                kind = result.error_kind.value  # type: ignore[union-attr]
+                raise ToolError(f"{name}: {kind}: {result.error}")
+            return cap_result(result.content, result_chars)
 
     return server
+
+
+async def _call_result(source: ToolSource, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+    """A call's MCP result: an MCP server's as it sent it, another source's value as text."""
+    if isinstance(source, MCPToolSource):
+        return await source.call_tool_result(tool, arguments)
+    value = await source.call_tool(tool, arguments)
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return CallToolResult(content=[TextContent(text=text)])
 
 
 def _reporter(ctx: Context) -> Report:

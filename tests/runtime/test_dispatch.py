@@ -450,6 +450,28 @@ async def test_identical_read_only_calls_run_once_per_turn_and_are_cached_across
     assert not fresh[0].cached and counter.calls["read"] == 3
 
 
+async def test_calls_of_one_tool_under_its_other_names_are_deduplicated() -> None:
+    counter = InFlight()
+    source = FunctionToolSource("t", [counter.tool("t", "get-weather", annotations=READ_ONLY)])
+    dispatcher, toolspace = await _dispatcher(source)
+    session = await toolspace.new_session()
+    spellings = ["get-weather", "get_weather", "t__get_weather"]
+    assert {toolspace.resolve(name) for name in spellings} == {"get-weather"}
+    results = await dispatcher.run_turn(
+        _calls(*((name, {"city": "Oslo"}) for name in spellings)), session
+    )
+    assert counter.calls == {"get-weather": 1}
+    assert [(result.name, result.cached) for result in results] == [
+        ("get-weather", False),
+        ("get_weather", True),
+        ("t__get_weather", True),
+    ]
+    again = await dispatcher.run_turn(_calls(("get_weather", {"city": "Oslo"})), session)
+    assert counter.calls == {"get-weather": 1}
+    assert again[0].cached and again[0].name == "get_weather"
+    assert again[0].content == {"name": "get-weather", "city": "Oslo"}
+
+
 async def test_dedup_can_be_switched_off_and_failures_are_not_cached() -> None:
     counter = InFlight()
     dispatcher, toolspace = await _dispatcher(

@@ -109,6 +109,25 @@ async def test_gateway_search_and_call() -> None:
         await toolspace.aclose()
 
 
+async def test_gateway_calls_take_the_dispatchers_limits() -> None:
+    toolspace = await demo_toolspace()
+    limits = DispatchConfig(call_timeout_s=0.5, read_only_retries=0)
+    server = build_paraagent_server(toolspace, agent_config=AgentConfig(dispatch=limits))
+    front = MCPToolSource("paraagent", server)
+    try:
+        with anyio.fail_after(20):
+            with pytest.raises(ToolExecutionError, match="sleep: timeout: no result within 0.5 s"):
+                await front.call_tool("call_tool", {"name": "sleep", "arguments": {"seconds": 10}})
+            # Spelled as a model would, the tool's own name with a source prefix still resolves.
+            value = await front.call_tool(
+                "call_tool", {"name": "demo__add", "arguments": {"a": 1, "b": 2}}
+            )
+    finally:
+        await front.aclose()
+        await toolspace.aclose()
+    assert value == {"result": 3}
+
+
 def test_empty_server_is_refused() -> None:
     with pytest.raises(ConfigError, match="nothing to serve"):
         build_paraagent_server(Toolspace([]), gateway=False)
