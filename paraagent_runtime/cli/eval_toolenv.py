@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -177,6 +177,12 @@ def compare_evaluations(first: Path, second: Path, console: Console) -> str:
     return table
 
 
+def _fail(exc: ParaAgentError) -> NoReturn:
+    """One ``error:`` line on stderr, exit 2 (results stay alone on stdout)."""
+    typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
+    raise typer.Exit(2) from exc
+
+
 def eval_toolenv_command(
     policy: Annotated[
         str,
@@ -257,8 +263,7 @@ def eval_toolenv_command(
         try:
             compare_evaluations(*compare, console)
         except ParaAgentError as exc:
-            console.print(f"[red]error:[/] {exc}", highlight=False)
-            raise typer.Exit(2) from exc
+            _fail(exc)
         return
     directory = out or Path("runs") / f"eval-toolenv-{time.strftime('%Y%m%d-%H%M%S')}"
     try:
@@ -295,5 +300,4 @@ def eval_toolenv_command(
             )
         )
     except ParaAgentError as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(2) from exc
+        _fail(exc)

@@ -61,6 +61,8 @@ MISUSE = [
     ["train", "rl", "ablation", "--window", "0"],
     ["train", "rl", "ablation", "--heldout-temperature", "-1"],
     ["train", "rl", "ablation", "--seed", "-1"],
+    ["eval", "toolenv", "--split", "bogus"],
+    ["eval", "toolenv", "--catalog", "bogus"],
 ]
 
 
