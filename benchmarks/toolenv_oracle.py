@@ -169,7 +169,7 @@ def main() -> None:
     text = markdown(result)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
+        args.out.with_suffix(".json").write_text(json.dumps(result) + "\n")
         args.out.with_suffix(".md").write_text(text + "\n")
     print(text)
 
