@@ -1,4 +1,9 @@
-"""Human-readable views of episodes: the phase trace of one episode and a summary of many."""
+"""Human-readable views of episodes (the phase trace of one, a summary of many) and result tables.
+
+:func:`readable_table` keeps a table of results legible in a narrow terminal: one row per result
+when the rows fit, else the results side by side with the metrics down the left, a few per table,
+so no header or value is cut to ``syst…``.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +12,17 @@ from collections.abc import Sequence
 from statistics import mean
 
 from pydantic import BaseModel
+from rich.console import Console, Group, RenderableType
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from .trajectory import Episode
 
-__all__ = ["RunSummary", "summarize", "summary_table", "trace_table"]
+__all__ = ["RunSummary", "readable_table", "summarize", "summary_table", "trace_table"]
+
+_UNBOUNDED = 100_000
+"""A width no table reaches: measuring in it gives a table's natural width."""
 
 _PHASE_STYLE = {"explore": "cyan", "execute": "magenta", None: "dim"}
 
@@ -119,3 +129,49 @@ def summary_table(summary: RunSummary) -> Table:
     for name, value in rows:
         table.add_row(name, value)
     return table
+
+
+def readable_table(
+    console: Console,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    title: str | None = None,
+) -> RenderableType:
+    """A table of result rows that ``console`` can show without cutting a header or a value.
+
+    Args:
+        console: Where it will be printed (its width decides the layout).
+        columns: The headers.
+        rows: One row of cells per result.
+        title: The table's title.
+
+    Returns:
+        The plain table when its natural width fits; else the results as columns (the headers
+        down the left), as many per table as fit, the tables one after the other.
+    """
+    wide = Table(*columns, title=title, title_justify="left")
+    for row in rows:
+        wide.add_row(*row)
+    unbounded = console.options.update_width(_UNBOUNDED)
+    if Measurement.get(console, unbounded, wide).maximum <= console.width or not rows:
+        return wide
+    label = max(map(len, columns))
+    # Each result column holds its widest cell plus the border and padding (3 characters).
+    cell = max(len(value) for row in rows for value in row) + 3
+    per_table = max(1, (console.width - label - 4) // cell)
+    parts: list[RenderableType] = []
+    for start in range(0, len(rows), per_table):
+        chunk = rows[start : start + per_table]
+        tall = Table(
+            title=title if start == 0 else None,
+            title_justify="left",
+            show_header=False,
+        )
+        tall.add_column(style="bold", no_wrap=True)
+        for _ in chunk:
+            tall.add_column(overflow="fold")
+        for index, header in enumerate(columns):
+            tall.add_row(header, *(row[index] for row in chunk))
+        parts.append(tall)
+    return Group(*parts)

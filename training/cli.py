@@ -265,10 +265,10 @@ def eval_command(
                     results.append({"split": name, **summary.model_dump()})
     except ParaAgentError as exc:
         raise _fail(exc) from exc
-    table = Table(*SUMMARY_COLUMNS)
-    for row in results:
-        table.add_row(*summary_cells(row))
-    console.print(table)
+    from paraagent_runtime.report import readable_table
+
+    rows = [summary_cells(row) for row in results]
+    console.print(readable_table(console, SUMMARY_COLUMNS, rows))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
