@@ -155,3 +155,23 @@ def test_family_lists_are_checked_with_the_caller_named() -> None:
 def test_every_non_unseen_split_refuses_held_out_families(split: str, family: str) -> None:
     with pytest.raises(ConfigError, match="held-out families"):
         generate_tasks(2, split=split, families=[family])
+
+
+def test_flights_built_on_first_use_match_the_full_table() -> None:
+    from mcp_servers.toolenv.world import World
+
+    lazy, full = World(7), World(7)
+    number = lazy.flight_numbers[5]
+    assert lazy.flight(number.lower()) == full.flights[number]
+    assert lazy.flight_numbers == sorted(full.flights) and len(full.flights) == 360
+
+
+def test_geocode_names_the_local_currency_a_hidden_need_converts_into() -> None:
+    simulator = ToolEnv.builtin().simulator
+    assert simulator.respond("maps/geocode", {"query": "Tokyo"})["currency"] == "JPY"
+    task = next(
+        t
+        for t in generate_tasks(12, seed=0, split="train", families=["match_budget"])
+        if len(t.calls) == 3
+    )
+    assert task.calls[2].bindings == {"to_currency": f"{task.calls[1].id}.currency"}
