@@ -17,6 +17,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from .intervals import wilson
 from .trajectory import Episode
 
 __all__ = ["RunSummary", "readable_table", "summarize", "summary_table", "trace_table"]
@@ -108,19 +109,21 @@ def summarize(episodes: Sequence[Episode]) -> RunSummary:
 
 
 def summary_table(summary: RunSummary) -> Table:
-    """The summary as a two-column table."""
+    """The summary as a two-column table (success with its Wilson 95% interval)."""
     table = Table(title="summary", title_justify="left", show_header=False)
     table.add_column("metric")
     table.add_column("value", justify="right")
-    rate = (
-        "n/a"
-        if summary.success_rate is None
-        else f"{summary.succeeded}/{summary.checked} = {summary.success_rate:.0%}"
-    )
+    rate = "n/a"
+    if summary.checked:
+        interval = wilson(summary.succeeded, summary.checked)
+        rate = (
+            f"{summary.succeeded}/{summary.checked} = {interval.estimate:.0%} "
+            f"[{interval.low:.0%}, {interval.high:.0%}]"
+        )
     rows = [
         ("episodes", str(summary.episodes)),
         ("answered", str(summary.answered)),
-        ("success (checked)", rate),
+        ("success (checked) [95% CI]", rate),
         ("turns / episode", f"{summary.mean_turns:.1f}"),
         ("calls / episode", f"{summary.mean_calls:.1f}"),
         ("calls / tool turn", f"{summary.mean_calls_per_tool_turn:.2f}"),

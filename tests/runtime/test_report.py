@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from paraagent_runtime.actions import FormatError, FormatErrorKind
-from paraagent_runtime.report import readable_table, trace_table
+from paraagent_runtime.report import RunSummary, readable_table, summary_table, trace_table
 from paraagent_runtime.tools import ToolCall
 from paraagent_runtime.trajectory import Episode, TurnRecord
 
@@ -59,3 +59,12 @@ def test_the_trace_calls_react_turns_calls_and_shows_format_errors() -> None:
     assert "None" not in shown
     assert "│    0 │ call " in shown
     assert "⚠ format error [unknown_phase]" in shown and '"wander"' in shown
+
+
+def test_the_run_summary_gives_success_with_its_wilson_interval() -> None:
+    summary = RunSummary(
+        episodes=6, answered=6, checked=6, succeeded=3, success_rate=0.5, mean_turns=3.0,
+        mean_calls=4.0, mean_calls_per_tool_turn=1.5, mean_duration_s=10.0,
+    )  # fmt: skip
+    shown = _render(80, summary_table(summary))
+    assert "success (checked) [95% CI]" in shown and "3/6 = 50% [19%, 81%]" in shown
