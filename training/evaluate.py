@@ -23,7 +23,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mcp_servers.toolenv.evaluation import EvalConfig, evaluate_toolenv, metric_intervals
+from mcp_servers.toolenv.evaluation import (
+    EnvFactory,
+    EvalConfig,
+    evaluate_toolenv,
+    metric_intervals,
+)
 from paraagent_runtime import (
     DEFAULT_MAX_TURNS,
     SPLITS,
@@ -140,6 +145,7 @@ async def evaluate_policy(
     trajectory: TrajectoryWriter | None = None,
     on_row: Callable[[EpisodeMetrics], Any] | None = None,
     concurrency: int = 1,
+    env_factory: EnvFactory | None = None,
 ) -> tuple[EvalSummary, list[EpisodeMetrics]]:
     """Run ``policy`` on every task in the task's ToolEnv world (greedy unless ``temperature``).
 
@@ -147,7 +153,8 @@ async def evaluate_policy(
     mean over all those episodes (a finer measure than one greedy episode per task, and the
     quantity RL at that temperature optimizes). ``concurrency`` episodes run at once (a local
     model batches their turns); rows, ``on_row`` and the episodes written to ``trajectory`` stay
-    in task order.
+    in task order. ``env_factory`` builds each task's environment (default: the built-in
+    catalog's; catalog tasks use :func:`~mcp_servers.toolenv.catalog_tasks.catalog_task_env`).
 
     Returns:
         The summary and one row per episode.
@@ -171,7 +178,12 @@ async def evaluate_policy(
         concurrency=concurrency,
     )
     report = await evaluate_toolenv(
-        config, lambda task, mode: policy, tasks=tasks, on_episode=on_row, trajectory=trajectory
+        config,
+        lambda task, mode: policy,
+        tasks=tasks,
+        on_episode=on_row,
+        trajectory=trajectory,
+        env_factory=env_factory,
     )
     return summarize_rows(model, report.episodes, mode=mode), report.episodes
 

@@ -78,6 +78,7 @@ from .tasks import generate_tasks
 __all__ = [
     "CATALOGS",
     "MEAN_METRICS",
+    "EnvFactory",
     "EvalConfig",
     "EvalReport",
     "ModeSummary",

@@ -78,6 +78,9 @@ def test_eval_command_covers_every_split_in_one_table(tiny_model: Path, tmp_path
         ("base", "test-seen", 1, 2),
         ("base", "test-unseen-tools", 1, 2),
     ]
+    # Every summary keeps its episodes' outcomes and the intervals over its tasks.
+    assert [len(row["outcomes"]) for row in rows] == [2, 2]
+    assert all(row["intervals"]["success"]["n"] == 1 for row in rows)
     table = out.with_suffix(".md").read_text()
     assert "| base | paraact | test-unseen-tools | 1 (2 episodes) |" in table
 
@@ -183,3 +186,30 @@ async def test_summaries_carry_intervals_and_per_task_outcomes() -> None:
     assert cells[SUMMARY_COLUMNS.index("success [95% CI]")] == "0.00 [0.00, 0.56]"
     assert cells[SUMMARY_COLUMNS.index("turns")] == "1.00 [1.00, 1.00]"
     assert "95% intervals" in summaries_markdown([{**summary.model_dump(), "split": "train"}])
+
+
+async def test_a_policy_runs_on_catalog_tasks_in_their_own_environments(tmp_path: Path) -> None:
+    from mcp_servers.toolenv.catalog import build_catalog, google_source
+    from mcp_servers.toolenv.catalog_tasks import (
+        CatalogHoldout,
+        catalog_task_env,
+        generate_catalog_tasks,
+    )
+
+    google = google_source.default_path()
+    assert google is not None
+    (tmp_path / "tasks.v1.json").symlink_to(google / "tasks.v1.json")
+    records = list(build_catalog({"google": tmp_path}, progress=False).records)
+    nothing_held = CatalogHoldout(categories=frozenset(), providers=frozenset())
+    tasks = generate_catalog_tasks(
+        records, 2, split="dev", groups=["G1"], holdout=nothing_held, train_reference=2
+    )
+    policy = ScriptedPolicy(["<answer>no idea</answer>"] * 2)
+    summary, rows = await evaluate_policy(
+        policy,
+        tasks,
+        model="guess",
+        env_factory=lambda task: catalog_task_env(task, records, distractors=4),
+    )
+    assert [row.task_id for row in rows] == [task.id for task in tasks]
+    assert summary.success_rate == 0.0 and {row.family for row in rows} == {"catalog_g1"}
