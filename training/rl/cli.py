@@ -89,6 +89,8 @@ def rl(
             loaded.advantage = type(loaded.advantage)(
                 **{**vars(loaded.advantage), "estimator": estimator}
             )
+        # Loading the model and the rollout engine may take minutes on a CPU; say so first.
+        typer.echo(f"rl: loading {loaded.model or 'the base model'} …")
         trainer = RLTrainer(loaded)
         try:
             with StepProgress("rl", loaded.steps, start=trainer.step) as progress:

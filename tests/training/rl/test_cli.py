@@ -60,8 +60,9 @@ def test_train_rl_counts_its_steps_without_verbose_when_redirected(
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == "rl: steps 0/2 done, 2 to go"
-    assert lines[1].startswith("rl step 1/2 · ") and " elapsed · ETA " in lines[1]
-    assert lines[2].startswith("rl step 2/2 · ") and " · reward " in lines[2]
-    assert lines[3].startswith("done: 2 step(s) to step 2")
+    assert lines[0] == f"rl: loading {tiny_model} …"
+    assert lines[1] == "rl: steps 0/2 done, 2 to go"
+    assert lines[2].startswith("rl step 1/2 · ") and " elapsed · ETA " in lines[2]
+    assert lines[3].startswith("rl step 2/2 · ") and " · reward " in lines[3]
+    assert lines[4].startswith("done: 2 step(s) to step 2")
     assert "Loading weights" not in result.stdout + result.stderr
