@@ -5,7 +5,9 @@ Measures (issues 5 and 24):
 1. one turn of 64 parallel calls, through the runtime's dispatcher, to a stdio server whose tool
    sleeps ``L``: turn wall / L (1.0 is perfect overlap), beside the same 64 calls made with the
    bare ``mcp`` SDK client over its own stdio session in the same run (turns interleaved, the
-   median of ``--repeats``): the dispatcher's cost is the difference of the two ratios;
+   median of ``--repeats``): the dispatcher's cost is the difference of the two ratios, and the
+   client process's CPU time per call of each (load on a shared machine moves wall times, much
+   less CPU time);
 2. the same 64 calls issued one at a time (what a sequential host does): wall, and the ratio;
 3. calls per second for a no-op tool at 1 / 16 / 256 concurrent calls, over stdio and over
    streamable HTTP (the server runs in its own process in both cases).
@@ -71,16 +73,16 @@ def _stdio_config(timeout: float) -> MCPServerConfig:
     )
 
 
-async def _bare_turn(client: Client, latency: float) -> float:
-    """Wall time of one 64-call turn made with the bare SDK client."""
-    started = time.perf_counter()
+async def _bare_turn(client: Client, latency: float) -> tuple[float, float]:
+    """Wall time and client CPU time of one 64-call turn made with the bare SDK client."""
+    started, cpu = time.perf_counter(), time.process_time()
     results = await asyncio.gather(
         *(client.call_tool("sleep", {"seconds": latency}) for _ in range(TURN_CALLS))
     )
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     if any(result.is_error for result in results):
         raise RuntimeError("a bare SDK call failed")
-    return wall
+    return wall, cpu
 
 
 async def _turns(latency: float, repeats: int) -> dict[str, Any]:
@@ -106,14 +108,21 @@ async def _turns(latency: float, repeats: int) -> dict[str, Any]:
         await _bare_turn(bare, latency)
         ours: list[float] = []
         theirs: list[float] = []
+        our_cpu: list[float] = []
+        their_cpu: list[float] = []
         failures = 0
         for _ in range(repeats):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             results = await dispatcher.run_turn(calls, await toolspace.new_session())
             ours.append(time.perf_counter() - started)
+            our_cpu.append(time.process_time() - cpu)
             failures += sum(not result.ok for result in results)
-            theirs.append(await _bare_turn(bare, latency))
+            wall, cpu = await _bare_turn(bare, latency)
+            theirs.append(wall)
+            their_cpu.append(cpu)
         parallel, bare_wall = statistics.median(ours), statistics.median(theirs)
+        per_call_us = statistics.median(our_cpu) / TURN_CALLS * 1e6
+        bare_per_call_us = statistics.median(their_cpu) / TURN_CALLS * 1e6
         started = time.perf_counter()
         for call in calls:
             await source.call_tool("sleep", dict(call.arguments))
@@ -130,6 +139,9 @@ async def _turns(latency: float, repeats: int) -> dict[str, Any]:
         "bare_sdk_wall_s": round(bare_wall, 4),
         "bare_sdk_wall_over_latency": round(bare_wall / latency, 3),
         "ratio_over_bare_sdk": round((parallel - bare_wall) / latency, 3),
+        "client_cpu_per_call_us": round(per_call_us, 1),
+        "bare_sdk_client_cpu_per_call_us": round(bare_per_call_us, 1),
+        "client_cpu_over_bare_sdk": round(per_call_us / bare_per_call_us, 3),
         "parallel_failures": failures,
         "sequential_wall_s": round(sequential, 4),
         "sequential_over_parallel": round(sequential / parallel, 2),
@@ -184,6 +196,9 @@ def table(report: dict[str, Any]) -> str:
         f"  bare SDK   wall {turn['bare_sdk_wall_s']:>8.3f}s"
         f"   wall/L {turn['bare_sdk_wall_over_latency']:>6.3f}"
         f"   (paraagent - bare: {turn['ratio_over_bare_sdk']:+.3f})",
+        f"  client CPU per call: paraagent {turn['client_cpu_per_call_us']:.0f} µs, bare SDK "
+        f"{turn['bare_sdk_client_cpu_per_call_us']:.0f} µs "
+        f"({turn['client_cpu_over_bare_sdk']:.2f}x; CPU time barely moves with machine load)",
         f"  sequential wall {turn['sequential_wall_s']:>8.3f}s"
         f"   ratio  {turn['sequential_over_parallel']:>6.1f}x",
         "no-op calls/s    " + "".join(f"{'c=' + c:>10}" for c in report["calls_per_s"]["stdio"]),

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import jsonschema
@@ -218,6 +218,70 @@ def _describe(errors: list[jsonschema.ValidationError]) -> str:
     return "; ".join(lines)
 
 
+_ANNOTATION_KEYWORDS = frozenset(
+    {"title", "description", "default", "examples", "deprecated", "$comment", "$schema"}
+)
+_PLAIN_TYPES: dict[str | None, Callable[[Any], bool]] = {
+    None: lambda value: True,
+    "string": lambda value: isinstance(value, str),
+    "boolean": lambda value: isinstance(value, bool),
+    "number": lambda value: isinstance(value, int | float) and not isinstance(value, bool),
+    "integer": lambda value: isinstance(value, int) and not isinstance(value, bool),
+    "null": lambda value: value is None,
+}
+
+
+def _plain_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
+    """A quick test for the common flat schema (an object of plainly typed properties).
+
+    It says True only for arguments the full check accepts (anything else goes to the full
+    check, which words the problem); None for schemas with any other keyword. Most tools'
+    schemas are of this shape, and the dispatcher checks every call: jsonschema takes ~10x as
+    long for them.
+    """
+    if schema.get("type") != "object" or set(schema) - _ANNOTATION_KEYWORDS - {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+    }:
+        return None
+    properties, required = schema.get("properties", {}), schema.get("required", [])
+    additional = schema.get("additionalProperties", True)
+    if (
+        not isinstance(properties, dict)
+        or not isinstance(required, list)
+        or additional
+        not in (
+            True,
+            False,
+        )
+    ):
+        return None
+    tests: dict[str, Callable[[Any], bool]] = {}
+    for name, sub in properties.items():
+        if not isinstance(sub, dict) or set(sub) - _ANNOTATION_KEYWORDS - {"type"}:
+            return None
+        test = _PLAIN_TYPES.get(sub.get("type")) if not isinstance(sub.get("type"), list) else None
+        if test is None:
+            return None
+        tests[name] = test
+
+    def plainly_valid(arguments: Any) -> bool:
+        if not isinstance(arguments, dict) or any(name not in arguments for name in required):
+            return False
+        for name, value in arguments.items():
+            test = tests.get(name)
+            if test is None:
+                if additional is False:
+                    return False
+            elif not test(value):
+                return False
+        return True
+
+    return plainly_valid
+
+
 class ArgumentCheck:
     """A tool's compiled input schema: checks the arguments of its calls.
 
@@ -228,6 +292,7 @@ class ArgumentCheck:
     def __init__(self, schema: dict[str, Any], validator: Validator) -> None:
         self.schema = schema
         self._validator = validator
+        self._plainly_valid = _plain_check(schema)
 
     def __call__(self, tool: str, arguments: Any) -> str | None:
         """Check the ``arguments`` of a call to ``tool`` (the name the caller knows it by).
@@ -236,6 +301,8 @@ class ArgumentCheck:
             None when the arguments are valid, else ``invalid arguments for <tool>: <path>:
             <problem>[; …]`` naming at most three problems, ordered by path.
         """
+        if self._plainly_valid is not None and self._plainly_valid(arguments):
+            return None
         errors = list(self._validator.iter_errors(arguments))
         return f"invalid arguments for {tool}: {_describe(errors)}" if errors else None
 

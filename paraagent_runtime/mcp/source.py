@@ -16,7 +16,7 @@ import inspect
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -55,6 +55,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _MAX_PAGES = 1000
+_TRANSPORT_GONE = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
 
 
 class MCPTimeoutError(ToolExecutionError, TimeoutError):
@@ -316,7 +317,7 @@ class MCPToolSource:
         tools: list[types.Tool] = []
         cursor: str | None = None
         seen: set[str] = set()
-        with self._translate(conn, "tools/list"):
+        try:
             for _ in range(_MAX_PAGES):
                 page = await conn.client.list_tools(cursor=cursor, cache_mode="bypass")
                 tools.extend(page.tools)
@@ -324,6 +325,11 @@ class MCPToolSource:
                 if cursor is None or cursor in seen:
                     break
                 seen.add(cursor)
+        except Exception as exc:
+            translated = self._translated(conn, "tools/list", exc)
+            if translated is None:
+                raise
+            raise translated from exc
         self._tools = [
             spec_from_mcp(self.name, tool) for tool in tools if self.config.exposes(tool.name)
         ]
@@ -355,7 +361,9 @@ class MCPToolSource:
         """
         if not self.config.exposes(tool):
             raise ToolExecutionError(f"{self.name}/{tool}: excluded by the server's tool filter")
-        conn = await self._connection()
+        conn = self._conn
+        if conn is None or not conn.alive:
+            conn = await self._connection()
         bound = call_bound()
         bounded = bound is not None and bound <= self.config.timeout
         progress = None
@@ -370,13 +378,18 @@ class MCPToolSource:
                 if reporter is not None:
                     await reporter(value, total, message)
 
-        with self._translate(conn, tool):
+        try:
             result = await conn.client.call_tool(
                 tool,
                 arguments,
                 read_timeout_seconds=None if bounded else self.config.timeout,
                 progress_callback=progress,
             )
+        except Exception as exc:
+            translated = self._translated(conn, tool, exc)
+            if translated is None:
+                raise
+            raise translated from exc
         if result.is_error:
             raise ToolExecutionError(f"{self.name}/{tool}: {_content_text(result.content)}")
         return result
@@ -479,36 +492,37 @@ class MCPToolSource:
         response = await self.on_elicitation(request)
         return types.ElicitResult(action=response.action, content=response.content)
 
-    @contextlib.contextmanager
-    def _translate(self, conn: _Connection, what: str) -> Iterator[None]:
-        """Map SDK and transport failures of one request to paraagent's exceptions."""
+    def _translated(self, conn: _Connection, what: str, exc: Exception) -> Exception | None:
+        """The paraagent exception of an SDK or transport failure of one request, else None.
+
+        A function, not a context manager around the request: it costs nothing on success.
+        """
         where = f"{self.name}/{what}"
-        try:
-            yield
-        except MCPError as exc:
+        if isinstance(exc, MCPError):
             if exc.code == types.REQUEST_TIMEOUT:
-                raise MCPTimeoutError(
+                return MCPTimeoutError(
                     f"{where}: no result within {self.config.timeout:g}s (cancelled on the server)"
-                ) from exc
+                )
             if exc.code == types.CONNECTION_CLOSED:
                 self._mark_dead(conn)
-                raise MCPConnectionError(
+                return MCPConnectionError(
                     f"MCP server {self.name!r} closed the connection during {what}"
-                ) from exc
-            raise ToolExecutionError(f"{where}: {exc.message}") from exc
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
+                )
+            return ToolExecutionError(f"{where}: {exc.message}")
+        if isinstance(
+            exc, anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream
+        ):
             self._mark_dead(conn)
-            raise MCPConnectionError(
-                f"MCP server {self.name!r} is gone ({_describe(exc)})"
-            ) from exc
-        except ValidationError as exc:
+            return MCPConnectionError(f"MCP server {self.name!r} is gone ({_describe(exc)})")
+        if isinstance(exc, ValidationError):
             first = exc.errors()[0]
             field = ".".join(str(part) for part in first["loc"]) or "result"
-            raise ToolExecutionError(
+            return ToolExecutionError(
                 f"{where}: the server returned a malformed result ({field}: {first['msg']})"
-            ) from exc
-        except RuntimeError as exc:
-            raise ToolExecutionError(f"{where}: {str(exc).splitlines()[0]}") from exc
+            )
+        if isinstance(exc, RuntimeError):
+            return ToolExecutionError(f"{where}: {str(exc).splitlines()[0]}")
+        return None
 
     def _mark_dead(self, conn: _Connection) -> None:
         conn.alive = False

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import jsonschema
 import pytest
 
 from paraagent_runtime.errors import InvalidSchemaError
-from paraagent_runtime.validation import compile_schema, normalize_schema, validate_arguments
+from paraagent_runtime.validation import (
+    ArgumentCheck,
+    compile_schema,
+    normalize_schema,
+    validate_arguments,
+)
 
 SCHEMA = {
     "type": "object",
@@ -139,3 +145,39 @@ def test_integral_floats_are_not_integers() -> None:
     )
     assert validate_arguments("t", DIALECT, {"n": True, "note": "n"}) is not None
     assert validate_arguments("t", DIALECT, {"ratio": 5, "note": "n"}) is None
+
+
+FLAT_SCHEMAS: list[dict[str, Any]] = [
+    {"type": "object"},
+    {
+        "type": "object",
+        "title": "args",
+        "properties": {
+            "s": {"type": "string", "description": "a string"},
+            "n": {"type": "number"},
+            "i": {"type": "integer", "default": 1},
+            "b": {"type": "boolean"},
+            "z": {"type": "null"},
+            "a": {},
+        },
+        "required": ["s", "i"],
+    },
+    {"type": "object", "properties": {"i": {"type": "integer"}}, "additionalProperties": False},
+]
+VALUES: list[Any] = ["x", 1, 0, 5.0, 2.5, True, False, None, [], {}, [1], {"k": 1}]
+
+
+@pytest.mark.parametrize("schema", FLAT_SCHEMAS)
+def test_the_quick_check_of_flat_schemas_agrees_with_the_full_one(schema: dict[str, Any]) -> None:
+    check = compile_schema(schema)
+    assert check._plainly_valid is not None  # the quick path is what is under test
+    full = ArgumentCheck(check.schema, check._validator)
+    full._plainly_valid = None
+    names = [*schema.get("properties", {}), "extra"]
+    cases: list[Any] = [None, [], "x", {}]
+    for name in names:
+        cases += [{name: value} for value in VALUES]
+        cases += [{"s": "x", "i": 1, name: value} for value in VALUES]
+    verdicts = [(check("t", arguments), full("t", arguments)) for arguments in cases]
+    assert all(quick == slow for quick, slow in verdicts)
+    assert any(quick is None for quick, _ in verdicts) and any(quick for quick, _ in verdicts)
