@@ -71,7 +71,7 @@ logger = logging.getLogger(__name__)
 _CONTEXT_EXCHANGES = 5
 _WIDE = 100
 """Terminals narrower than this many columns hide the sidebar (Ctrl+B shows it)."""
-_TOAST_CHARS = 200
+_TOAST_CHARS = 160
 """Errors longer than this go to the conversation in full; their notice shows the start."""
 _DARK, _LIGHT = "textual-dark", "textual-light"
 ResultT = TypeVar("ResultT")
@@ -394,13 +394,9 @@ class ChatApp(App[None]):
         if len(message) <= _TOAST_CHARS:
             self.notify(message, severity="error", markup=False, timeout=10)
             return
-        await self.conversation.add_note(f"**error:** {message}", kind="error")
-        self.notify(
-            message[: _TOAST_CHARS - 40].rstrip() + "… (in full in the conversation)",
-            severity="error",
-            markup=False,
-            timeout=10,
-        )
+        await self.conversation.add_error(message)
+        start = message[:_TOAST_CHARS].rsplit(" ", 1)[0].rstrip(" ;:,")
+        self.notify(f"{start}… (details in the conversation)", severity="error", markup=False)
 
     @work(group="command", exit_on_error=False)
     async def run_command(self, text: str) -> None:
@@ -470,8 +466,11 @@ class ChatApp(App[None]):
             return
         if self.running:
             raise UserError("a task is running: cancel it (Esc) before switching models")
-        self.notify(f"loading {argument}…", markup=False)
-        policy = await load_policy(self.policy_factory, argument)
+        policy = await load_policy(
+            self.policy_factory,
+            argument,
+            on_load=lambda spec: self.notify(f"loading {spec}…", markup=False),
+        )
         previous, self.policy = self.policy, policy
         await previous.aclose()
         self.sub_title = _model_name(policy)

@@ -46,11 +46,18 @@ def default_policy_factory(spec: str) -> Policy:
     return policy_from_spec(spec)
 
 
-async def load_policy(factory: PolicyFactory, spec: str) -> Policy:
+async def load_policy(
+    factory: PolicyFactory, spec: str, *, on_load: Callable[[str], None] | None = None
+) -> Policy:
     """Build the policy of ``spec`` off the event loop and load its weights now.
 
     Loading now (not at the first task) puts a missing file or a broken model in the ``/model``
     answer rather than in a later task's failure.
+
+    Args:
+        factory: builds the policy from the spec.
+        spec: a ``--policy`` spec.
+        on_load: told the spec just before its weights load (the step that takes a while).
 
     Raises:
         UserError: the spec would download a model.
@@ -60,6 +67,8 @@ async def load_policy(factory: PolicyFactory, spec: str) -> Policy:
     policy = await asyncio.to_thread(factory, spec)
     load = getattr(policy, "load", None)
     if callable(load):
+        if on_load is not None:
+            on_load(spec)
         try:
             await asyncio.to_thread(load)
         except BaseException:

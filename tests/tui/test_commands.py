@@ -8,6 +8,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from paraagent_runtime.errors import UserError
+from paraagent_runtime.policy import SPEC_PREFIXES
 from paraagent_runtime.policy.scripted import ScriptedPolicy
 from tui.commands import SLASH_COMMANDS, help_markdown, parse_slash
 from tui.widgets import EpisodeView, Sidebar
@@ -152,19 +153,17 @@ def test_help_rows_keep_their_descriptions_whatever_their_pipes():
 
 @pytest.mark.parametrize("spec", ["paraagent", "local", "onnx:paraagent", "transformers:"])
 async def test_model_takes_the_policy_specs(make_app, spec):
-    built: list[str] = []
+    built: dict[str, ScriptedPolicy] = {}
 
     def factory(name: str) -> ScriptedPolicy:
-        built.append(name)
-        return ScriptedPolicy([], model=name)
+        built[name] = ScriptedPolicy([], model=name)
+        return built[name]
 
     app = make_app([], policy_factory=factory)
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, f"/model {spec}")
         await settle(pilot)
-        assert built == [spec]
-        assert app.policy.calls == [] and app.policy is not None
-        assert any(f"loading {spec}" in n.message for n in app._notifications)
+        assert list(built) == [spec] and app.policy is built[spec]
 
 
 @pytest.mark.parametrize(
@@ -180,6 +179,7 @@ async def test_model_never_downloads(make_app, spec):
         assert app.policy.name == "scripted"
         messages = [n.message for n in app._notifications]
         assert any("never downloads models" in m for m in messages)
+        assert not any("loading" in m for m in messages)
 
 
 async def test_model_default_factory_is_policy_from_spec(make_app, tmp_path, monkeypatch):
@@ -198,8 +198,12 @@ async def test_model_default_factory_is_policy_from_spec(make_app, tmp_path, mon
         assert any("no config.json" in n.message for n in app._notifications)
         await submit(pilot, "/model gpt-9")
         await settle(pilot)
-        note = last_note(app)  # a long error is written out in full in the conversation
-        assert note.startswith("**error:**") and "scripted:<file.jsonl>" in note
+        note = str(app.conversation.query(".note").last().render())
+        assert note.startswith("error: unknown policy spec 'gpt-9'")  # in full, as plain text
+        assert all(f"{spec} ({what})" in note for spec, what in SPEC_PREFIXES.items())
+        toast = list(app._notifications)[-1]
+        assert toast.message.startswith("unknown policy spec 'gpt-9'")
+        assert toast.message.endswith("(details in the conversation)")
         assert app.policy.name == "scripted"
         await submit(pilot, f"/model scripted:{script}")
         await settle(pilot)

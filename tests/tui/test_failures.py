@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from paraagent_runtime.agent import AgentConfig
 from paraagent_runtime.dispatch import DispatchConfig
-from tui.widgets import CallCard, Timeline, TurnView
+from tui.widgets import CallCard, EpisodeView, Timeline, TurnView
 
 from .conftest import SIZE, answer, call, settle, submit, turn
 
@@ -85,3 +85,15 @@ async def test_react_mode_shows_act_turns_never_none(make_app):
         assert "A×2 ▸ Answer" in timeline
         text = shown(app.screen) + timeline
         assert "None" not in text
+
+
+async def test_a_failed_episode_shows_its_cause_in_place(make_app):
+    app = make_app([turn("execute", call("weather__forecast", city="Oslo"))])  # then no turn left
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "weather in Oslo")
+        await settle(pilot)
+        view = app.query_one(EpisodeView)
+        cause = str(view.query_one(".episode-error").render())
+        assert cause.startswith("error: the scripted policy has no turn left")
+        assert "ended: error" in str(view.query_one(".episode-status").render())
+        assert str(app.query_one(Timeline).render()).startswith("✗ failed  X×1")

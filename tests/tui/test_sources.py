@@ -107,7 +107,8 @@ async def _approve(pilot) -> None:
 async def test_elicitation_is_answered_in_a_dialog(make_app):
     source = MCPToolSource(
         "survey",
-        MCPServerConfig(type="memory", protocol="legacy", timeout=10.0),
+        # The call waits for the dialog: on a loaded machine that can take more than 10 s.
+        MCPServerConfig(type="memory", protocol="legacy", timeout=60.0),
         server=survey_server(),
     )
     app = make_app([turn("execute", call("survey__ask")), answer("ok")], extra_sources=[source])
@@ -134,7 +135,8 @@ async def test_elicitation_is_answered_in_a_dialog(make_app):
 async def test_a_declined_elicitation_reaches_the_server(make_app):
     source = MCPToolSource(
         "survey",
-        MCPServerConfig(type="memory", protocol="legacy", timeout=10.0),
+        # The call waits for the dialog: on a loaded machine that can take more than 10 s.
+        MCPServerConfig(type="memory", protocol="legacy", timeout=60.0),
         server=survey_server(),
     )
     app = make_app([turn("execute", call("survey__ask")), answer("ok")], extra_sources=[source])

@@ -8,8 +8,6 @@ again.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from rich.text import Text
 from textual import events
 from textual.containers import VerticalScroll
@@ -98,9 +96,15 @@ class Conversation(VerticalScroll):
         self.follow()
         return view
 
-    async def add_note(self, markdown: str, *, kind: Literal["info", "error"] = "info") -> None:
+    async def add_note(self, markdown: str) -> None:
         """Append a note (slash command output) and show it."""
-        await self.mount(Markdown(markdown, classes=f"note {kind}"))
+        await self.mount(Markdown(markdown, classes="note info"))
+        self.follow()
+
+    async def add_error(self, message: str) -> None:
+        """Append an error, as plain text (``<model>`` in a message is no HTML tag)."""
+        text = Text.assemble(("error: ", "bold red"), message)
+        await self.mount(Static(text, classes="note error"))
         self.follow()
 
     async def clear(self) -> None:
