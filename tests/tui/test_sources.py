@@ -10,13 +10,14 @@ from pathlib import Path
 
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
+from textual.widgets import Button
 
 from paraagent_runtime.errors import MCPConnectionError
 from paraagent_runtime.mcp.config import MCPServerConfig
 from paraagent_runtime.mcp.source import MCPToolSource, ReconnectPolicy
 from tui.widgets import ApprovalScreen, CallCard, ElicitationScreen, Sidebar
 
-from .conftest import SIZE, answer, call, settle, submit, turn
+from .conftest import NARROW, SIZE, answer, call, settle, submit, turn
 
 
 async def test_a_failing_source_is_shown_as_failed(make_app, broken_source):
@@ -140,7 +141,7 @@ async def test_a_declined_elicitation_reaches_the_server(make_app):
         server=survey_server(),
     )
     app = make_app([turn("execute", call("survey__ask")), answer("ok")], extra_sources=[source])
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=NARROW) as pilot:
         await settle(pilot)
         await submit(pilot, "ask me")
         await _approve(pilot)
@@ -148,6 +149,9 @@ async def test_a_declined_elicitation_reaches_the_server(make_app):
             await pilot.pause()
             if isinstance(app.screen, ElicitationScreen):
                 break
+        await pilot.pause()
+        for button in app.screen.query(Button):  # the dialog fits 80x24
+            assert app.screen.region.contains_region(button.region), button.id
         await pilot.click("#decline")
         await settle(pilot)
         card = next(c for c in app.query(CallCard) if c.call.name == "survey__ask")

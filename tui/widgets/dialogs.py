@@ -126,7 +126,7 @@ class ElicitationScreen(ModalScreen[ElicitationResponse]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Accept", id="accept", variant="primary")
                 yield Button("Decline", id="decline")
-                yield Button("Cancel", id="cancel", variant="error")
+                yield Button("Cancel (Esc)", id="cancel", variant="error")
 
     def content(self) -> dict[str, Any]:
         """The form's values, typed by the schema (empty optional fields are left out).
