@@ -188,12 +188,14 @@ def check_writable(path: Path) -> None:
 
 
 def _outcome(episode: Episode) -> str:
-    """The episode's last line: its answer and verdict, or the cause it failed."""
+    """The episode's last line: its answer (or that there is none) and verdict, or its cause."""
     if episode.status == "error":
         return f"[bold red]failed:[/] [red]{escape(episode.error or 'unknown error')}[/]"
     verdict = ""
     if "success" in episode.metadata:
         verdict = "  [green]✓ success[/]" if episode.metadata["success"] else "  [red]✗ failed[/]"
+    if episode.status == "max_turns":
+        return f"[bold yellow]no answer[/] within {len(episode.turns)} turns (--max-turns){verdict}"
     return f"[bold]answer[/] ({episode.status}): {escape(episode.answer or '—')}{verdict}"
 
 

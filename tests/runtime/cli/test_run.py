@@ -268,3 +268,11 @@ def test_a_terminal_sees_a_live_turn_status(tmp_path) -> None:
     assert "turn 0 · thinking · " in shown  # the status line, with its spinner
     assert "turn 0: thinking…" not in shown
     assert "answer (answered): ok" in shown
+
+
+def test_an_episode_out_of_turns_says_it_has_no_answer(tmp_path, capsys) -> None:
+    call = '{"name": "search_tools", "arguments": {"query": "x"}}'
+    policy = script(tmp_path, [f"<phase>explore</phase><tool_call>{call}</tool_call>"])
+    argv = ["run", "hi", "--max-turns", "1", "-p", policy, "-o", str(tmp_path / "t.jsonl")]
+    assert main(argv) == 0
+    assert "no answer within 1 turns (--max-turns)" in capsys.readouterr().out
