@@ -50,15 +50,20 @@ def parse_slash(text: str) -> SlashCommand:
 
 
 def table_cell(text: str) -> str:
-    """A Markdown table cell: a ``|`` inside it must not split the row."""
-    return text.replace("|", "\\|")
+    """Text as a Markdown table cell: a ``|`` must not split the row, nor ``<x>`` become HTML."""
+    return text.replace("|", "\\|").replace("<", "\\<")
+
+
+def _code_cell(text: str) -> str:
+    # Inside a code span a backslash escapes nothing but the table's own ``|``.
+    return "`" + text.replace("|", "\\|") + "`"
 
 
 def help_markdown(bindings: list[tuple[str, str]]) -> str:
     """The ``/help`` text: slash commands, then key bindings."""
     lines = ["**Commands**", "", "| command | what it does |", "|---|---|"]
     for name, (usage, what) in SLASH_COMMANDS.items():
-        lines.append(f"| `{table_cell(f'/{name} {usage}'.strip())}` | {table_cell(what)} |")
+        lines.append(f"| {_code_cell(f'/{name} {usage}'.strip())} | {table_cell(what)} |")
     lines += ["", "**Keys**", "", "| key | action |", "|---|---|"]
-    lines += [f"| `{table_cell(key)}` | {table_cell(what)} |" for key, what in bindings]
+    lines += [f"| {_code_cell(key)} | {table_cell(what)} |" for key, what in bindings]
     return "\n".join(lines)
