@@ -156,3 +156,14 @@ def test_ctrl_c_exits_130(monkeypatch) -> None:
 
     monkeypatch.setattr(run_command, "run_tasks", interrupted)
     assert main(["run", "x"]) == 130
+
+
+def test_no_help_shows_a_bool_metavar() -> None:
+    root = typer.main.get_command(app)
+    helps = {
+        path: command.get_help(Context(command, info_name=path.rsplit(" ", 1)[-1]))
+        for path, command in _commands(root, Context(root, info_name="paraagent"), "paraagent")
+    }
+    assert len(helps) >= 18
+    assert {path for path, text in helps.items() if "<bool>" in text} == set()
+    assert all("--help" in text for text in helps.values())
