@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from tui.widgets import Conversation, Sidebar, Timeline, TurnView
 
 from .conftest import NARROW, WIDE, GatedPolicy, answer, call, settle, submit, turn, visible
@@ -24,18 +26,18 @@ def answer_turn(app) -> TurnView:
     return [view for view in app.query(TurnView) if view.phase == "answer"][-1]
 
 
-async def test_the_answer_of_a_five_turn_episode_is_in_view_at_both_sizes(make_app):
-    for size in (NARROW, WIDE):
-        app = make_app(FIVE_TURNS * 2)
-        async with app.run_test(size=size) as pilot:
-            for task in ("Weather in Paris and Rome?", "And again, how far apart?"):
-                await submit(pilot, task)
-                await settle(pilot)
-            conversation = app.conversation
-            assert conversation.max_scroll_y > 0, size  # the episodes are taller than the view
-            assert conversation.scroll_y == conversation.max_scroll_y, size
-            assert visible(answer_turn(app)), size
-            assert conversation.following and not conversation.has_new_output
+@pytest.mark.parametrize(("size", "tasks"), [(NARROW, 1), (WIDE, 2)], ids=["80x24", "160x50"])
+async def test_the_answer_of_a_five_turn_episode_is_in_view(make_app, size, tasks):
+    app = make_app(FIVE_TURNS * tasks)
+    async with app.run_test(size=size) as pilot:
+        for number in range(tasks):
+            await submit(pilot, f"Weather in Paris and Rome, and how far apart? ({number})")
+            await settle(pilot)
+        conversation = app.conversation
+        assert conversation.max_scroll_y > 0  # the conversation is taller than the view
+        assert conversation.scroll_y == conversation.max_scroll_y
+        assert visible(answer_turn(app))
+        assert conversation.following and not conversation.has_new_output
 
 
 async def test_scrolled_up_the_view_stays_put_and_a_marker_announces_new_output(make_app):
