@@ -237,17 +237,20 @@ class Dispatcher:
 
         # Each task copies the context: the sync pool, and the limit its source may rely on.
         with self._sync.installed(), bounding_calls(self.config.call_timeout_s):
-            tasks = [
-                asyncio.create_task(self._execute(index, calls[index], route, on_progress))
+            tasks = {
+                asyncio.create_task(
+                    self._run(calls[index], route, _call_tool, on_progress, fit=True)
+                ): index
                 for index, route in runnable
-            ]
+            }
         # Finished tasks queue themselves: cheaper than as_completed's wrapper per task.
-        finished: asyncio.Queue[asyncio.Task[tuple[int, ToolResult]]] = asyncio.Queue()
+        finished: asyncio.Queue[asyncio.Task[ToolResult]] = asyncio.Queue()
         for task in tasks:
             task.add_done_callback(finished.put_nowait)
         try:
             for _ in tasks:
-                index, result = (await finished.get()).result()
+                done = await finished.get()
+                index, result = tasks[done], done.result()
                 results[index] = result
                 if result.ok and index in keys:
                     session.cache[keys[index]] = result
@@ -336,27 +339,18 @@ class Dispatcher:
         with self._sync.installed(), bounding_calls(self.config.call_timeout_s):
             return await self._run(call, route, invoke or _call_tool, None, fit=False)
 
-    async def _execute(
-        self,
-        index: int,
-        call: ToolCall,
-        route: Route,
-        on_progress: ProgressCallback | None = None,
-    ) -> tuple[int, ToolResult]:
-        reporter = functools.partial(on_progress, call) if on_progress is not None else None
-        return index, await self._run(call, route, _call_tool, reporter, fit=True)
-
     async def _run(
         self,
         call: ToolCall,
         route: Route,
         invoke: Invoke,
-        reporter: Callable[[float, float | None, str | None], Any] | None,
+        on_progress: ProgressCallback | None,
         *,
         fit: bool,
     ) -> ToolResult:
         config = self.config
         started = time.perf_counter()
+        reporter = functools.partial(on_progress, call) if on_progress is not None else None
         annotations = route.spec.annotations
         retryable = annotations.read_only or annotations.idempotent
         retries = config.read_only_retries if retryable else 0
@@ -369,12 +363,10 @@ class Dispatcher:
                     deadline = asyncio.timeout(config.call_timeout_s)
                     async with deadline:
                         if reporter is None:
-                            content = await invoke(route.source, route.spec.tool, call.arguments)
+                            content = await invoke(route.source, route.tool, call.arguments)
                         else:
                             with reporting_to(reporter):
-                                content = await invoke(
-                                    route.source, route.spec.tool, call.arguments
-                                )
+                                content = await invoke(route.source, route.tool, call.arguments)
             except TimeoutError as exc:
                 kind, transient = ToolErrorKind.TIMEOUT, True
                 message = (

@@ -24,7 +24,7 @@ import difflib
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -49,14 +49,19 @@ class Route:
     """Where a call goes: the tool's spec, the source that serves it, its argument check.
 
     Attributes:
-        spec: the tool; ``spec.tool`` is the name to pass to the source.
+        spec: the tool.
         source: the source serving it.
         check: the tool's compiled input schema.
+        tool: the name to pass to the source (``spec.tool``, worked out once, not per call).
     """
 
     spec: ToolSpec
     source: ToolSource
     check: ArgumentCheck
+    tool: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tool", self.spec.tool)
 
 
 def _checked(
@@ -453,7 +458,7 @@ class Toolspace:
         route = self.route(name)
         if route is None:
             raise UnknownToolError(self.unknown_tool_message(name))
-        return await route.source.call_tool(route.spec.tool, arguments)
+        return await route.source.call_tool(route.tool, arguments)
 
     async def new_session(self) -> ToolSession:
         """A fresh episode session with its own meta-tools.

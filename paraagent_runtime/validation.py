@@ -268,8 +268,11 @@ def _plain_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
         tests[name] = test
 
     def plainly_valid(arguments: Any) -> bool:
-        if not isinstance(arguments, dict) or any(name not in arguments for name in required):
+        if not isinstance(arguments, dict):
             return False
+        for name in required:
+            if name not in arguments:
+                return False
         for name, value in arguments.items():
             test = tests.get(name)
             if test is None:
