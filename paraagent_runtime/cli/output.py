@@ -2,8 +2,9 @@
 
 ``-v`` shows progress logs (info) and third-party loading bars, ``-vv`` everything (debug).
 Without ``-v`` the loading bars of transformers, huggingface_hub and tqdm are off, but the
-one-time steps (exporting a model for ONNX Runtime GenAI, exporting the encoder) still say what
-they do in one ``notice:`` line on stderr, since they may take a minute.
+one-time steps (exporting a model for ONNX Runtime GenAI, exporting the encoder, embedding a new
+tool space into its index) still say what they do in one ``notice:`` line on stderr, since they
+may take a minute.
 """
 
 from __future__ import annotations
@@ -11,8 +12,15 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from pathlib import Path
 
-__all__ = ["DEMO_MODEL_NOTICE", "NOTICE_LOGGERS", "configure_output", "default_model_notice"]
+__all__ = [
+    "DEMO_MODEL_NOTICE",
+    "NOTICE_LOGGERS",
+    "configure_output",
+    "default_model_notice",
+    "index_notice",
+]
 
 NOTICE_LOGGERS: tuple[str, ...] = (
     "paraagent_runtime.policy.ort_export",
@@ -83,3 +91,19 @@ def default_model_notice(spec: str) -> str | None:
     except OSError:
         pass  # a read-only cache shows the notice every time rather than failing the command
     return DEMO_MODEL_NOTICE
+
+
+def index_notice(search: object) -> str | None:
+    """The notice for a tool space whose index is built for the first time, else ``None``.
+
+    Args:
+        search: The tool search of the command; only a persisted index (one with an
+            ``index_dir`` in its config) that is not on disk yet gets a notice.
+    """
+    index_dir = getattr(getattr(search, "config", None), "index_dir", None)
+    if index_dir is None or Path(index_dir).exists():
+        return None
+    return (
+        f"notice: first use of these tools: embedding them into a new tool index at {index_dir} "
+        "(once; later runs reuse it)"
+    )

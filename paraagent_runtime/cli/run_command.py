@@ -31,7 +31,7 @@ from ..tasks import Task
 from ..toolspace import Toolspace
 from ..trajectory import Episode, TrajectoryWriter
 from .live_trace import LiveTrace
-from .output import default_model_notice
+from .output import default_model_notice, index_notice
 from .tool_sources import ToolChoice, announce, check_names, choose_tools
 
 __all__ = [
@@ -229,6 +229,8 @@ async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
         ),
     )
     search = default_tool_search(index_scope(choice.mcp_config, with_builtin=choice.toolenv))
+    if notice := index_notice(search):
+        typer.echo(notice, err=True)
     episodes: list[Episode] = []
     console.print(
         f"policy [bold]{options.policy}[/], mode [bold]{options.mode}[/], trajectories → "

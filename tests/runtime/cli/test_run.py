@@ -276,3 +276,15 @@ def test_an_episode_out_of_turns_says_it_has_no_answer(tmp_path, capsys) -> None
     argv = ["run", "hi", "--max-turns", "1", "-p", policy, "-o", str(tmp_path / "t.jsonl")]
     assert main(argv) == 0
     assert "no answer within 1 turns (--max-turns)" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_a_new_tool_index_is_announced_once(tmp_path) -> None:
+    env = {"PARAAGENT_INDEX_DIR": str(tmp_path / "index")}
+    policy = script(tmp_path, ["<answer>ok</answer>"])
+    argv = ["run", "hi", "-p", policy, "-o", str(tmp_path / "t.jsonl")]
+    first, second = run_cli(*argv, env=env), run_cli(*argv, env=env)
+    assert first.returncode == second.returncode == 0, first.stderr
+    notice = f"notice: first use of these tools: embedding them into a new tool index at {tmp_path}"
+    assert notice in first.stderr
+    assert "notice: first use" not in second.stderr
