@@ -320,13 +320,40 @@ def _stem(word: str) -> str:
     return word
 
 
+_NOT_NOUNS = frozenset(
+    {
+        "is",
+        "are",
+        "be",
+        "possible",
+        "values",
+        "value",
+        "e.g",
+        "example",
+        "default",
+        "if",
+        "when",
+        "must",
+        "should",
+        "can",
+        "will",
+    }
+)
+"""Words that make a description a sentence about the argument rather than its name."""
+
+
 def _argument_noun(name: str, schema: dict[str, Any]) -> str:
     """The meaning of an argument: a short noun-phrase description, else its humanized name."""
     described = _first_clause(str(schema.get("description") or ""))
     words = described.split()
     if 1 <= len(words) <= 5 and words[0].lower() in ("the", "a", "an"):
         words = words[1:]
-    if 1 <= len(words) <= 4 and words[0].lower() not in _BASE_VERBS and not words[0].endswith("s"):
+    if (
+        1 <= len(words) <= 4
+        and words[0].lower() not in _BASE_VERBS
+        and not words[0].endswith("s")
+        and not {word.lower() for word in words} & _NOT_NOUNS
+    ):
         return " ".join(words).lower() if not any(w.isupper() for w in words) else " ".join(words)
     return _humanize(name.lstrip("$"))
 
@@ -351,6 +378,8 @@ def argument_phrases(arguments: dict[str, Any], schema: dict[str, Any]) -> list[
         if not rendered:
             continue
         sub = properties.get(name)
+        if not any(char.isalpha() for char in name):
+            continue
         phrases.append(f"{_argument_noun(name, sub if isinstance(sub, dict) else {})} {rendered}")
     return phrases
 

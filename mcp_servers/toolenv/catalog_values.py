@@ -189,6 +189,7 @@ _KINDS_BY_NAME: tuple[tuple[tuple[str, ...], Callable[[random.Random], str]], ..
     (("lastname", "surname", "familyname"), lambda rng: rng.choice(_LAST)),
     (_PERSON, _person),
     (("city", "town"), lambda rng: rng.choice(_CITIES)),
+    (("province", "county"), lambda rng: rng.choice(_REGIONS)),
     (("country", "nation"), lambda rng: rng.choice(_COUNTRIES)),
     (("currency",), lambda rng: rng.choice(_CURRENCIES)),
     (("language", "locale", "lang"), lambda rng: rng.choice(_LANGUAGES)),
@@ -207,6 +208,29 @@ _KINDS_BY_NAME: tuple[tuple[tuple[str, ...], Callable[[random.Random], str]], ..
 )
 
 
+_REGIONS = ("Ontario", "Bavaria", "Queensland", "Catalonia", "California", "Hokkaido")
+_NAMED_KINDS = frozenset(
+    {
+        "country",
+        "city",
+        "town",
+        "language",
+        "currency",
+        "user",
+        "author",
+        "owner",
+        "artist",
+        "person",
+        "member",
+        "customer",
+        "contact",
+        "creator",
+        "province",
+        "county",
+        "timezone",
+    }
+)
+"""Things whose ``name`` is a value of their own kind (a country's name is a country)."""
 _TITLED_NAMES = frozenset(
     {
         "name",
@@ -252,12 +276,19 @@ def _value_for(field: str, rng: random.Random) -> str | None:
     return None
 
 
-def _ground(value: Any, field: str, rng: random.Random) -> Any:
+def _ground(value: Any, field: str, owner: str, rng: random.Random) -> Any:
+    """Ground ``value`` of ``field``; ``owner`` is what the field belongs to (its parent)."""
     if isinstance(value, dict):
-        return {key: _ground(sub, str(key), rng) for key, sub in value.items()}
+        return {key: _ground(sub, str(key), field or owner, rng) for key, sub in value.items()}
     if isinstance(value, list):
-        return [_ground(item, field, rng) for item in value]
+        return [_ground(item, field, owner, rng) for item in value]
     if isinstance(value, str) and _PLACEHOLDER.match(value):
+        # A country's or a language's name is a country or a language, not a title.
+        if _norm(field) in ("name", "displayname"):
+            if _norm(owner) in ("state", "region", "province"):
+                return rng.choice(_REGIONS)
+            if _norm(owner) in _NAMED_KINDS:
+                return _value_for(owner, rng) or value
         return _value_for(field, rng) or value
     return value
 
@@ -269,7 +300,9 @@ def grounded_response(record: ToolRecord, arguments: dict[str, Any], *, seed: in
     """
     response = generate_response(record, arguments, seed=seed)
     digest = hashlib.sha256(f"ground|{seed}|{record.id}|{sorted(arguments.items())!r}".encode())
-    return _ground(response, "", random.Random(digest.hexdigest()))
+    # Top-level fields belong to what the operation is about: get_language → a language.
+    words = re.findall(r"[A-Za-z][a-z]*", record.name.rsplit("/", 1)[-1])
+    return _ground(response, "", words[-1] if words else "", random.Random(digest.hexdigest()))
 
 
 def grounded_handler(record: ToolRecord) -> Callable[[World, dict[str, Any]], Any]:

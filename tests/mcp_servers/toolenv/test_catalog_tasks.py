@@ -23,7 +23,12 @@ from mcp_servers.toolenv.catalog_tasks import (
     catalog_task_records,
     generate_catalog_tasks,
 )
-from mcp_servers.toolenv.catalog_values import grounded_response, meaningful_fact
+from mcp_servers.toolenv.catalog_values import (
+    _COUNTRIES,
+    _LANGUAGES,
+    grounded_response,
+    meaningful_fact,
+)
 from mcp_servers.toolenv.evaluation import EvalConfig, catalog_eval_setup, evaluate_toolenv
 from mcp_servers.toolenv.oracle import oracle_policy
 from mcp_servers.toolenv.records import ToolRecord
@@ -344,3 +349,20 @@ def test_distractors_include_same_named_operations_of_other_providers(
     gold_providers = {tool.split("/")[0] for tool in task.tools}
     assert any(record.provider not in gold_providers for record in env.records)
     assert len({record.provider for record in env.records}) >= 3
+
+
+def test_a_name_is_grounded_by_what_it_names() -> None:
+    country = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    record = ToolRecord(
+        name="get_language",
+        provider="langs",
+        output_schema={
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "country": country},
+            "required": ["name", "country"],
+        },
+    )
+    for seed in range(5):
+        response = grounded_response(record, {}, seed=seed)
+        # Top-level fields belong to the operation's object (a language); nested ones to theirs.
+        assert response["name"] in _LANGUAGES and response["country"]["name"] in _COUNTRIES
