@@ -1,11 +1,10 @@
 """Merging per-need rankings with coverage: every need gets a slot before any need gets two.
 
 A multi-intent request is split into needs (:mod:`.decompose`); each need is searched on its own,
-its lists fused with the whole request's (a little context: "the order history *for my Rewards
-account*"), and the per-need rankings are merged round-robin. Within a round each need takes its
-best tool not taken yet; a diversity penalty (maximal marginal relevance across providers) makes
-a need prefer a tool from a provider the results do not have yet over five interchangeable
-QR-code APIs.
+its lists fused with the whole request's (context: "the order history *for my Rewards
+account*"), and the per-need rankings are merged in rounds. Within a round each need takes its
+best tool not taken yet, placed best score first; an optional diversity penalty (maximal marginal
+relevance across providers) makes a need prefer a tool from a provider the results lack.
 """
 
 from __future__ import annotations
@@ -64,60 +63,60 @@ def cover(
     rankings: Sequence[Sequence[tuple[str, float]]],
     k: int,
     *,
-    provider: Callable[[str], str] | Mapping[str, str] | None = None,
+    provider: Callable[[str], str | None] | Mapping[str, str] | None = None,
     diversity: float = 0.0,
 ) -> list[CoverageHit]:
-    """Merge per-need rankings round-robin into ``k`` results (fewer when the lists run out).
+    """Merge per-need rankings in rounds into ``k`` results (fewer when the lists run out).
 
-    Each round visits the needs in order; a need takes, among its first ten tools not taken yet,
-    the one with the best ``position + diversity * (results so far from its provider)``. Every
-    need is represented before any need gets a second slot.
+    In each round every need contributes its best tool not taken yet (among its first ten, the
+    one with the best ``position + diversity * (results so far from its provider)``), and the
+    round's tools are placed best score first, so a need that matches nothing well (a request's
+    preamble) takes the last slot of the round rather than the first. Two needs picking the same
+    tool share it for that round. Every need is represented before any need gets a second slot.
 
     Args:
-        rankings: One ranking per need, best first.
+        rankings: One ranking per need, best first, with scores comparable across needs.
         k: How many results.
         provider: A tool's provider (a mapping or a function); without it there is no penalty.
         diversity: Rank positions lost per earlier result of the same provider.
 
     Returns:
-        The merged results, in merge order.
+        The merged results, in order.
     """
-    if isinstance(provider, Mapping):
-        lookup = provider.get
-    else:
-        lookup = provider
+    lookup = provider.get if isinstance(provider, Mapping) else provider
     taken: set[str] = set()
     by_provider: Counter[str] = Counter()
-    cursors = [0] * len(rankings)
+
+    def owner(tool: str) -> str | None:
+        return lookup(tool) if lookup is not None else None
+
+    def best(ranking: Sequence[tuple[str, float]]) -> tuple[str, float] | None:
+        window = [item for item in ranking if item[0] not in taken][:_WINDOW]
+        if not window:
+            return None
+
+        def cost(position: int) -> float:
+            name = owner(window[position][0])
+            return position + (diversity * by_provider[name] if name else 0.0)
+
+        return window[min(range(len(window)), key=cost)]
+
     out: list[CoverageHit] = []
     while len(out) < k:
-        progressed = False
-        for need, ranking in enumerate(rankings):
+        picks = [(pick, need) for need, r in enumerate(rankings) if (pick := best(r)) is not None]
+        if not picks:
+            break
+        picks.sort(key=lambda entry: -entry[0][1])
+        for pick, need in picks:
             if len(out) >= k:
                 break
-            while cursors[need] < len(ranking) and ranking[cursors[need]][0] in taken:
-                cursors[need] += 1
-            window = [
-                (position, item)
-                for position, item in enumerate(ranking[cursors[need] :], start=cursors[need])
-                if item[0] not in taken
-            ][:_WINDOW]
-            if not window:
+            if pick[0] in taken:
+                # Another need's pick this round: that tool answers this need too.
                 continue
-
-            def cost(entry: tuple[int, tuple[str, float]]) -> float:
-                position, (tool, _) = entry
-                owner = lookup(tool) if lookup is not None else None
-                penalty = diversity * by_provider[owner] if owner else 0.0
-                return position + penalty
-
-            _, (tool, score) = min(window, key=cost)
+            tool, score = pick
             taken.add(tool)
-            owner = lookup(tool) if lookup is not None else None
-            if owner:
-                by_provider[owner] += 1
+            name = owner(tool)
+            if name:
+                by_provider[name] += 1
             out.append(CoverageHit(tool, float(score), need))
-            progressed = True
-        if not progressed:
-            break
     return out

@@ -27,8 +27,10 @@ _REQUEST_VERBS = (
     "obtain|gather|determine|perform|make|set|share|let|help|i|i'd|we|what|how|which|where|when"
 )
 _CLAUSE_BREAK = re.compile(
-    r"(?:,\s*|\s+)(?:and\s+)?(?:then|also|additionally|furthermore|moreover|after that|afterwards|"
+    r",\s*(?:and\s+)?(?:then|also|additionally|furthermore|moreover|after that|afterwards|"
     r"besides|finally|lastly|next|plus)\b,?\s*"
+    r"|\s+and\s+(?:then|also|additionally|finally|lastly|after that)\b,?\s*"
+    r"|\s+(?:also|additionally|furthermore|moreover)\b,?\s*"
     rf"|,?\s+and\s+(?=(?:{_REQUEST_VERBS})\b)"
     r"|,?\s+as well as\s+",
     re.IGNORECASE,

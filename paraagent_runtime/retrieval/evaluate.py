@@ -64,8 +64,8 @@ PAIRS = (
 _TOP = 10
 _GRID_METHODS = ((FusionMethod.RRF, 20.0), (FusionMethod.RRF, 60.0), (FusionMethod.ZSCORE, 60.0))
 _GRID_WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
-_GRID_CONTEXT = (0.0, 0.25, 0.5)
-_GRID_DIVERSITY = (0.0, 1.0, 3.0)
+_GRID_CONTEXT = (0.25, 0.5, 0.75)
+_GRID_DIVERSITY = (0.0, 1.0)
 _NORMALIZE = re.compile(r"[^0-9a-z]+")
 
 
@@ -139,8 +139,17 @@ def _key(text: str) -> str:
     return _NORMALIZE.sub("", text.lower())
 
 
-def _identity(spec: ToolSpec) -> tuple[str, str]:
-    return _key(" ".join(split_identifier(provider_of(spec)))), _key(spec.tool)[:40]
+def _identity(spec: ToolSpec, *, prefixed: bool = False) -> tuple[str, str]:
+    """``(provider key, tool-name key)``; ``prefixed`` drops a ``<source>_`` provider prefix."""
+    provider = provider_of(spec)
+    if prefixed and "_" in provider:
+        provider = provider.partition("_")[2]
+    return _key(" ".join(split_identifier(provider))), _key(spec.tool)[:40]
+
+
+def _same_provider(pool: str, distractor: str) -> bool:
+    # ToolEnv cuts long provider slugs and appends a hash: compare the first 16 characters.
+    return pool == distractor or (len(pool) >= 16 and pool[:16] == distractor[:16])
 
 
 def drop_duplicates(
@@ -149,9 +158,9 @@ def drop_duplicates(
     """The distractors that are not another copy of a pool tool, and how many were dropped.
 
     A distractor is a copy when its id is a pool id, or when its tool name matches a pool tool's
-    and its provider's name contains that tool's provider name (ToolEnv serves StableToolBench's
-    ``TheClique`` endpoints as ``rapidapi_theclique/...`` and Seal-Tools' as ``seal_<domain>``).
-    Retrieving such a copy would count as a miss.
+    and its provider, with any ``<source>_`` prefix removed, is that tool's provider (ToolEnv
+    serves StableToolBench's ``TheClique`` endpoints as ``rapidapi_theclique/...`` and
+    Seal-Tools' as ``seal_<domain>/...``). Retrieving such a copy would count as a miss.
 
     Args:
         pool: The evaluated pool (its tools are the gold candidates).
@@ -161,12 +170,12 @@ def drop_duplicates(
     providers_by_name: dict[str, set[str]] = {}
     for tool in pool:
         provider, name = _identity(tool)
-        providers_by_name.setdefault(name, set()).add(provider[:30])
+        providers_by_name.setdefault(name, set()).add(provider)
     kept: list[ToolSpec] = []
     for tool in distractors:
-        provider, name = _identity(tool)
-        owners = providers_by_name.get(name, ())
-        if tool.id in ids or any(owner in provider for owner in owners):
+        owners = providers_by_name.get(_identity(tool)[1], set())
+        keys = {_identity(tool)[0], _identity(tool, prefixed=True)[0]}
+        if tool.id in ids or any(_same_provider(o, k) for o in owners for k in keys):
             continue
         kept.append(tool)
     return kept, len(distractors) - len(kept)
@@ -266,10 +275,16 @@ def _best(
 def tune(
     lists: Sequence[_Lists], providers: Mapping[str, Mapping[str, str]]
 ) -> tuple[Setting, Setting]:
-    """The best fusion on ``lists`` (dev queries only), then the best coverage on top of it.
+    """The best hybrid and the best coverage setting on ``lists`` (dev queries only).
+
+    Both maximize mean NDCG@5 over all of ``lists``: the hybrid over fusion method and weight,
+    the coverage system jointly over those, the context share and the diversity penalty.
 
     Returns:
         ``(hybrid setting, coverage setting)``.
+
+    Raises:
+        ConfigError: ``lists`` is empty.
     """
     if not lists:
         raise ConfigError("fusion tuning needs dev queries; none were loaded")
@@ -277,13 +292,16 @@ def tune(
         Setting(method, weight, rrf_k)
         for (method, rrf_k), weight in itertools.product(_GRID_METHODS, _GRID_WEIGHTS)
     ]
-    hybrid = _best(fusion_grid, lists, providers, coverage=False)
     coverage_grid = [
-        replace(hybrid, context=context, diversity=diversity)
-        for context, diversity in itertools.product(_GRID_CONTEXT, _GRID_DIVERSITY)
+        replace(setting, context=context, diversity=diversity)
+        for setting, context, diversity in itertools.product(
+            fusion_grid, _GRID_CONTEXT, _GRID_DIVERSITY
+        )
     ]
-    multi = [item for item in lists if len(item.per_need) > 1]
-    return hybrid, _best(coverage_grid, multi or lists, providers, coverage=True)
+    return (
+        _best(fusion_grid, lists, providers, coverage=False),
+        _best(coverage_grid, lists, providers, coverage=True),
+    )
 
 
 async def _lists_of(search: HybridToolSearch, bench: RetrievalBench, depth: int) -> list[_Lists]:

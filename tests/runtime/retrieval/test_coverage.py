@@ -62,10 +62,19 @@ def test_needs_point_back_into_the_query_and_are_capped() -> None:
 
 def test_cover_gives_every_need_a_slot_before_any_gets_two() -> None:
     qr = [(f"qr{i}", 1.0 - i / 10) for i in range(5)]
-    phishing = [("qr0", 0.9), ("phish", 0.8)]
+    phishing = [("phish", 0.5), ("qr0", 0.4)]
     hits = cover([qr, phishing], 3)
     assert [(hit.tool, hit.need) for hit in hits] == [("qr0", 0), ("phish", 1), ("qr1", 0)]
     assert [hit.tool for hit in cover([qr, []], 10)] == [f"qr{i}" for i in range(5)]
+
+
+def test_cover_orders_a_round_by_score_and_shares_a_tool_two_needs_pick() -> None:
+    preamble = [("misc", 0.1), ("other", 0.05)]
+    weather = [("forecast", 2.0), ("alerts", 1.0)]
+    assert [h.tool for h in cover([preamble, weather], 2)] == ["forecast", "misc"]
+    same = [("forecast", 1.5), ("radar", 0.2)]
+    hits = cover([weather, same], 3)
+    assert [(h.tool, h.need) for h in hits] == [("forecast", 0), ("alerts", 0), ("radar", 1)]
 
 
 def test_cover_diversity_prefers_a_new_provider() -> None:
