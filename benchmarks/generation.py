@@ -234,7 +234,7 @@ async def _episodes(
 
 
 def _reused_tokens(policy: Policy) -> int:
-    stats = getattr(policy, "prefix_stats", None) or getattr(policy, "prefix_cache_stats", None)
+    stats = getattr(policy, "prefix_cache_stats", None)
     return stats.reused_tokens if stats is not None else 0
 
 

@@ -114,7 +114,7 @@ class OnnxGenAIPolicy(LocalPolicy):
         self._slots: list[_Slot] = []
         self._rng = np.random.default_rng()
         self._scheduler = BatchScheduler(self._generate_one, window_s=0.0, max_batch_size=1)
-        self.prefix_stats = PrefixCacheStats()
+        self.prefix_cache_stats = PrefixCacheStats()
 
     # -- loading -----------------------------------------------------------------------------
 
@@ -219,8 +219,8 @@ class OnnxGenAIPolicy(LocalPolicy):
                 best, reused = slot, length
         # At least one prompt token is fed, so the step's logits are the prompt's.
         reused = min(reused, len(prompt) - 1)
-        self.prefix_stats.lookups += 1
-        self.prefix_stats.prompt_tokens += len(prompt)
+        self.prefix_cache_stats.lookups += 1
+        self.prefix_cache_stats.prompt_tokens += len(prompt)
         cut = len(best.fed) - reused if best is not None else 0
         if cut > _SAME_CONVERSATION and len(self._slots) < self._slot_count:
             # Rewinding would cut another conversation's history short: while a slot is free,
@@ -229,8 +229,8 @@ class OnnxGenAIPolicy(LocalPolicy):
         if best is not None and reused > 0:
             best.generator.rewind_to(reused)
             del best.fed[reused:]
-            self.prefix_stats.hits += 1
-            self.prefix_stats.reused_tokens += reused
+            self.prefix_cache_stats.hits += 1
+            self.prefix_cache_stats.reused_tokens += reused
         else:
             if len(self._slots) >= self._slot_count:
                 self._slots.remove(min(self._slots, key=lambda slot: slot.used))

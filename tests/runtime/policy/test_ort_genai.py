@@ -59,11 +59,11 @@ async def test_later_turns_reuse_the_prefix_and_get_the_same_tokens(
     first = await policy.complete(CONVERSATION[:2], sampling=sampling)
     turn = [*CONVERSATION[:2], Message(role="assistant", content=first.text), CONVERSATION[3]]
     reused = await policy.complete(turn, sampling=sampling)
-    stats = policy.prefix_stats
+    stats = policy.prefix_cache_stats
     assert stats.hits == 1 and stats.reused_tokens >= len(first.prompt_token_ids)
     fresh = OnnxGenAIPolicy(varied_model_dir, cache_dir=export_cache)
     assert (await fresh.complete(turn, sampling=sampling)).token_ids == reused.token_ids
-    assert fresh.prefix_stats.reused_tokens == 0
+    assert fresh.prefix_cache_stats.reused_tokens == 0
 
 
 @needs_engine
@@ -78,10 +78,10 @@ async def test_concurrent_conversations_keep_their_own_slots(
     first = await policy.complete(mine, sampling=sampling)
     await policy.complete(other, sampling=sampling)
     turn = [*mine, Message(role="assistant", content=first.text), CONVERSATION[3]]
-    before = policy.prefix_stats.reused_tokens
+    before = policy.prefix_cache_stats.reused_tokens
     await policy.complete(turn, sampling=sampling)
     # The second conversation took the free slot, so the first one's turn reuses all of it.
-    assert policy.prefix_stats.reused_tokens - before >= len(first.prompt_token_ids)
+    assert policy.prefix_cache_stats.reused_tokens - before >= len(first.prompt_token_ids)
 
 
 @needs_engine

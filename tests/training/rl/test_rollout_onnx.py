@@ -30,8 +30,9 @@ def test_onnx_rollouts_need_lora_and_the_cpu() -> None:
 
 @needs_engine
 def test_lora_steps_roll_out_on_onnx_with_the_updated_weights(
-    cold_start: Path, tmp_path: Path
+    cold_start: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("PARAAGENT_CACHE", str(tmp_path / "cache"))  # the tiny model's export
     config = rl_config(cold_start, tmp_path, lora=True, rollout_backend="onnx", save_every=10)
     trainer = RLTrainer(config, tasks=[rl_task()])
     try:
