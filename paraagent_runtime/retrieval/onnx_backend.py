@@ -3,9 +3,10 @@
 A ``search_tools`` call embeds one short query, and at that size PyTorch's per-operator overhead
 is a large part of the time. ONNX Runtime runs the same graph with fused kernels. The transformer
 of a local sentence-transformers model is exported once with ``torch.onnx`` (offline, from the
-loaded weights) into the paraagent cache, keyed by a hash of the model directory's files and the
-torch version; pooling and normalization are done here in NumPy, so the vectors match the
-PyTorch ones (to ~1e-7 in cosine) and an index built by either serves queries from the other.
+loaded weights, after any bundled LoRA adapter is merged into them) into the paraagent cache,
+keyed by a hash of the files of the model directory and of the adapter, and the torch version;
+pooling and normalization are done here in NumPy, so the vectors match the PyTorch ones (to
+~1e-7 in cosine) and an index built by either serves queries from the other.
 
 sentence-transformers' own ``backend="onnx"`` needs ``optimum``, whose current release requires
 transformers 4; this module needs only ``onnx`` (the exporter's dependency) and
@@ -21,6 +22,7 @@ import os
 import tempfile
 import time
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +54,8 @@ class OnnxTransformer:
 
     Args:
         model: The loaded sentence-transformers model (its tokenizer and weights are used).
-        model_dir: The model's directory (hashed into the export's cache key).
+        model_dirs: The directories its weights came from (the model's, then any merged
+            adapter's), hashed into the export's cache key.
         cache_dir: Where exports are kept.
         threads: ORT intra-op threads (default: torch's thread count).
 
@@ -64,7 +67,7 @@ class OnnxTransformer:
     def __init__(
         self,
         model: SentenceTransformer,
-        model_dir: Path,
+        model_dirs: Sequence[Path],
         cache_dir: Path,
         *,
         threads: int | None = None,
@@ -86,7 +89,7 @@ class OnnxTransformer:
         self.normalize = len(modules) == 3
         self.tokenizer = model.tokenizer
         self.max_length = int(model.max_seq_length or 512)
-        path = cache_dir / f"{_export_key(model_dir)}.onnx"
+        path = cache_dir / f"{_export_key(model_dirs)}.onnx"
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads or torch.get_num_threads()
         options.log_severity_level = 3
@@ -131,21 +134,23 @@ class OnnxTransformer:
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
 
-def _export_key(model_dir: Path) -> str:
-    """A hash of the model's files and torch's version.
+def _export_key(model_dirs: Sequence[Path]) -> str:
+    """A hash of the files of ``model_dirs`` and torch's version, named after the first dir.
 
     Of the files: names, sizes, times, small ones' contents.
     """
     import torch
 
     digest = hashlib.sha256(torch.__version__.encode())
-    for file in sorted(p for p in model_dir.rglob("*") if p.is_file()):
-        stat = file.stat()
-        # Weights are identified by size and modification time (hashing them costs seconds).
-        digest.update(f"{file.relative_to(model_dir)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-        if stat.st_size < 1_000_000:
-            digest.update(file.read_bytes())
-    return f"{model_dir.name}-{digest.hexdigest()[:16]}"
+    for model_dir in model_dirs:
+        for file in sorted(p for p in model_dir.rglob("*") if p.is_file()):
+            stat = file.stat()
+            # Weights are identified by size and modification time (hashing them costs seconds).
+            relative = file.relative_to(model_dir)
+            digest.update(f"{relative}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+            if stat.st_size < 1_000_000:
+                digest.update(file.read_bytes())
+    return f"{model_dirs[0].name}-{digest.hexdigest()[:16]}"
 
 
 def _export(transformer: torch.nn.Module, tokenizer: Any, path: Path) -> None:
