@@ -378,6 +378,43 @@ async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> 
     return results
 
 
+def lexical_latency(size: int, queries: list[str]) -> dict[str, Any]:
+    """BM25 cost at ``size`` tools (no embeddings needed): per text and per coverage query.
+
+    A coverage search scores the whole query and each of its needs, so its BM25 share grows with
+    the pool; this measures that share on the real ``size``-tool pool.
+    """
+    from paraagent_runtime.retrieval.decompose import decompose
+    from paraagent_runtime.retrieval.lexical import LexicalIndex
+
+    pool = local_pool(size)
+    started = time.perf_counter()
+    lexical = LexicalIndex([tool_document(tool) for tool in pool])
+    build_s = time.perf_counter() - started
+    per_text: list[float] = []
+    per_query: list[float] = []
+    texts_per_query: list[int] = []
+    for query in queries:
+        needs = decompose(query)
+        texts = [query, *(need.text for need in needs)] if len(needs) > 1 else [query]
+        texts_per_query.append(len(texts))
+        total = 0.0
+        for text in texts:
+            started = time.perf_counter()
+            lexical.scores(text)
+            elapsed = time.perf_counter() - started
+            per_text.append(elapsed)
+            total += elapsed
+        per_query.append(total)
+    return {
+        "tools": len(pool),
+        "build_s": build_s,
+        "bm25_per_text": _percentiles(per_text),
+        "bm25_per_coverage_query": _percentiles(per_query),
+        "texts_per_query_mean": statistics.fmean(texts_per_query),
+    }
+
+
 QUALITY_SYSTEMS = ("bm25", "dense", "hybrid_minmax", "hybrid", "coverage")
 """The systems of the quality table (``hybrid_minmax`` is the hybrid before issue #27)."""
 
@@ -395,8 +432,10 @@ async def quality(cache: Path, encoder: SentenceEncoder) -> dict[str, Any]:
         log = logging.getLogger(__name__)
         return lambda done, total: log.info("embedding %s: %d/%d", name, done, total)
 
-    report = await evaluate_retrieval(benches, search_for=search_for, on_progress=progress)
-    keep = (*QUALITY_SYSTEMS, "hybrid_tuned", "coverage_tuned")
+    report = await evaluate_retrieval(
+        benches, search_for=search_for, on_progress=progress, tune_on_dev=False
+    )
+    keep = QUALITY_SYSTEMS
     return {
         "pools": report.pools,
         "queries": report.queries,
@@ -435,9 +474,16 @@ def _quality_table(results: dict[str, Any], part: str = "test") -> Table:
 
 
 def write_doc(results: dict[str, Any], stem: Path) -> None:
-    """Write ``<stem>.json`` (everything) and ``<stem>.md`` (the headline tables)."""
+    """Write ``<stem>.json`` (everything) and ``<stem>.md`` (the headline tables).
+
+    Sections already in ``<stem>.json`` that ``results`` lacks are kept, so the quality and
+    the latency halves can be run separately.
+    """
     stem.parent.mkdir(parents=True, exist_ok=True)
-    stem.with_suffix(".json").write_text(json.dumps(results, indent=1, default=str), "utf-8")
+    json_path = stem.with_suffix(".json")
+    if json_path.exists():
+        results = {**json.loads(json_path.read_text("utf-8")), **results}
+    json_path.write_text(json.dumps(results, indent=1, default=str), "utf-8")
     lines = ["# Tool retrieval v2 (issue #27): `python -m benchmarks.retrieval`", ""]
     if "quality" in results:
         q = results["quality"]
@@ -469,6 +515,14 @@ def write_doc(results: dict[str, Any], stem: Path) -> None:
                     label = f"{system} - {baseline}"
                     cells = " | ".join(percent_cell(pairs[label][m]) for m in HEADLINE)
                     lines.append(f"| {name} | {kind} | {label} | {cells} |")
+    if "lexical_latency" in results:
+        lex = results["lexical_latency"]
+        lines += [
+            "",
+            f"BM25 alone at {lex['tools']} tools (ms): p50 {lex['bm25_per_text']['p50_ms']:.2f} "
+            f"per text, {lex['bm25_per_coverage_query']['p50_ms']:.2f} per coverage query "
+            f"({lex['texts_per_query_mean']:.1f} texts per multi-tool query).",
+        ]
     if "latency" in results:
         lines += [
             "",
@@ -555,6 +609,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--out", type=Path, default=Path("runs/bench_retrieval/results.json"))
     parser.add_argument("--quality-only", action="store_true", help="Only the quality half.")
+    parser.add_argument(
+        "--lexical-size",
+        type=int,
+        help="Also time BM25 alone at this many tools (per text and per coverage query).",
+    )
     parser.add_argument("--skip-quality", action="store_true", help="Only build and latency.")
     parser.add_argument(
         "--doc",
@@ -578,6 +637,9 @@ def main() -> None:
     results: dict[str, Any] = {}
     if not args.quality_only:
         results = asyncio.run(run(args.sizes, args.cache, args.pool, args.queries))
+    if args.lexical_size:
+        multi = [q.text for b in load_query_sets(DATA, kind="multi") for q in b.queries]
+        results["lexical_latency"] = lexical_latency(args.lexical_size, multi[: args.queries])
     if not args.skip_quality:
         results["quality"] = asyncio.run(quality(args.cache, SentenceEncoder()))
     text = json.dumps(results, indent=1, default=str)

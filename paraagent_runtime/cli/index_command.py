@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import UserError
-from ..retrieval.config import SearchMode
+from ..retrieval.config import RetrievalConfig, SearchMode
 from .tool_catalogs import ToolCatalog, catalog_label, resolve_catalog
 
 if TYPE_CHECKING:
@@ -179,7 +179,7 @@ async def search_index(
     query: str,
     *,
     top_k: int = 5,
-    mode: str = "hybrid",
+    mode: str = RetrievalConfig.mode.value,
     model: Path | None = None,
     index_dir: Path | None = None,
 ) -> list[tuple[str, float]]:
@@ -262,7 +262,7 @@ def search_command(
             help="Keyword (bm25), embedding (dense), both (hybrid), or both per part of a "
             "multi-part request (coverage).",
         ),
-    ] = SearchMode.HYBRID,
+    ] = RetrievalConfig.mode,
     catalog: CatalogOption = "builtin",
     model: ModelOption = None,
     index_dir: IndexDirOption = None,

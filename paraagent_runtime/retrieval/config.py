@@ -44,9 +44,11 @@ class RetrievalConfig:
     Attributes:
         model: Local sentence-transformers directory, or ``None`` for the bundled MiniLM.
         index_dir: Where embeddings are persisted (``None``: memory only).
-        mode: Default retriever for :meth:`HybridToolSearch.search`.
-        fusion: Reciprocal-rank or normalized-score fusion for hybrid search (default: score
-            fusion with equal weights, the best setting on the StableToolBench dev split).
+        mode: Default retriever for :meth:`HybridToolSearch.search` (default ``coverage``).
+        fusion: Reciprocal-rank, z-score or min-max fusion for hybrid search. The defaults of
+            ``mode``, ``fusion``, ``dense_weight``, ``coverage_context`` and
+            ``coverage_diversity`` are the best mean NDCG@5 on the dev part of the query sets
+            (:mod:`.querysets`, bundled MiniLM; ``docs/results/retrieval_v2.md``).
         dense_weight: Weight of the dense ranking in the fusion (BM25 gets the rest).
         rrf_k: Reciprocal-rank-fusion constant.
         candidates: Depth taken from each retriever before fusion and re-ranking.
@@ -72,9 +74,9 @@ class RetrievalConfig:
 
     model: str | Path | None = None
     index_dir: Path | None = None
-    mode: SearchMode = SearchMode.HYBRID
-    fusion: FusionMethod = FusionMethod.SCORE
-    dense_weight: float = 0.5
+    mode: SearchMode = SearchMode.COVERAGE
+    fusion: FusionMethod = FusionMethod.ZSCORE
+    dense_weight: float = 0.4
     rrf_k: float = 60.0
     candidates: int = 100
     rerank_depth: int = 20
@@ -87,8 +89,8 @@ class RetrievalConfig:
     providers_top_k: int = 5
     batch_size: int = 64
     encoder_backend: EncoderBackend = "auto"
-    coverage_context: float = 0.25
-    coverage_diversity: float = 1.0
+    coverage_context: float = 0.5
+    coverage_diversity: float = 0.0
     max_needs: int = 6
 
     def __post_init__(self) -> None:
