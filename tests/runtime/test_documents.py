@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from paraagent_runtime import ToolSpec
-from paraagent_runtime.documents import split_identifier, tool_document
+from paraagent_runtime.documents import is_terse, split_identifier, tool_document
 from paraagent_runtime.keyword_search import KeywordToolSearch
 
 
@@ -67,3 +67,32 @@ async def test_keyword_search_indexes_the_same_document() -> None:
     await search.update([spec, ToolSpec(id="maps/geocode", description="Coordinates of a place.")])
     assert "bicycle" in tool_document(spec)
     assert [tool for tool, _ in await search.search("bicycle")] == ["maps/route"]
+
+
+def test_a_terse_tool_gets_its_category_and_a_described_one_does_not() -> None:
+    terse = ToolSpec(
+        id="weather_hub/forecast",
+        description="Weather Hub: Forecast",
+        category="Weather",
+        provider="Weather Hub",
+        input_schema={"type": "object", "properties": {"city": {"description": "City name"}}},
+    )
+    assert is_terse(terse)
+    assert tool_document(terse) == (
+        "Weather Hub | forecast | Weather Hub: Forecast | category: Weather "
+        "| parameters: city: City name"
+    )
+    described = terse.model_copy(update={"description": "Hourly temperature and rain for a city"})
+    assert not is_terse(described) and "category" not in tool_document(described)
+
+
+async def test_non_english_text_stays_searchable() -> None:
+    spec = ToolSpec(
+        id="wetter/vorhersage", description="Wettervorhersage für eine Stadt in Österreich"
+    )
+    other = ToolSpec(id="geld/kurs", description="Валютный курс рубля")
+    search = KeywordToolSearch()
+    await search.update([spec, other])
+    assert "Österreich" in tool_document(spec)
+    assert [tool for tool, _ in await search.search("österreich")] == ["wetter/vorhersage"]
+    assert [tool for tool, _ in await search.search("курс")] == ["geld/kurs"]
