@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -89,8 +90,10 @@ def rl(
             loaded.advantage = type(loaded.advantage)(
                 **{**vars(loaded.advantage), "estimator": estimator}
             )
-        # Loading the model and the rollout engine may take minutes on a CPU; say so first.
-        typer.echo(f"rl: loading {loaded.model or 'the base model'} …")
+        # Loading the model and the rollout engine may take minutes on a CPU; say so first (once
+        # under a distributed launcher, which numbers its processes in RANK).
+        if os.environ.get("RANK", "0") == "0":
+            typer.echo(f"rl: loading {loaded.model or 'the base model'} …")
         trainer = RLTrainer(loaded)
         try:
             with StepProgress("rl", loaded.steps, start=trainer.step) as progress:
