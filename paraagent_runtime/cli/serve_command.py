@@ -79,7 +79,8 @@ def serve_command(
     from .tool_sources import announce, check_names, choose_tools, toolenv_sources
 
     # A host waits for these imports (the MCP SDK and ToolEnv build thousands of pydantic
-    # models and dataclasses): garbage collections during them free nothing and cost ~8%.
+    # models and dataclasses): garbage collections during them free nothing and cost ~8%, and
+    # once frozen, what they built is never scanned again (no long first collection later).
     gc.disable()
     try:
         from ..mcp.server import check_bind
@@ -95,6 +96,7 @@ def serve_command(
         choice = choose_tools(mcp_config, toolenv)
         sources = toolenv_sources(choice)
     finally:
+        gc.freeze()
         gc.enable()
     config = None
     if choice.mcp_config is not None:

@@ -46,6 +46,9 @@ logger = logging.getLogger(__name__)
 FIRST_CLIENT_GRACE_S = 0.5
 """The longest the start-up work waits for a first client's ``tools/list`` before it begins."""
 
+ANSWER_LEAVES_S = 0.1
+"""After the first ``tools/list`` is answered, the start-up waits this long for it to be sent."""
+
 Announce = Callable[[str], None]
 """Receives the lines ``serve`` says about itself (the CLI prints them on stderr)."""
 
@@ -152,6 +155,8 @@ async def running_server(
     async def start() -> None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(announcer.listed.wait(), grace_s)
+            # The answer is still being written (from a worker thread): let it leave first.
+            await asyncio.sleep(ANSWER_LEAVES_S)
         if model_load is not None:
             model_load.start()
         await startup.run()
