@@ -32,6 +32,7 @@ NOTICE_LOGGERS: tuple[str, ...] = (
 _QUIET_ENV = {
     "HF_HUB_DISABLE_PROGRESS_BARS": "1",  # transformers' "Loading weights" follows this too
     "TQDM_DISABLE": "1",
+    "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",  # datasets' map/filter bars (train sft)
     "TRANSFORMERS_VERBOSITY": "error",
 }
 _NOTICE_HANDLER = "paraagent.notice"

@@ -203,6 +203,7 @@ def train_sft(
     try:
         import datasets
         import torch
+        from transformers import PrinterCallback
         from trl import SFTTrainer
     except ImportError as exc:
         raise UserError(
@@ -236,6 +237,9 @@ def train_sft(
         peft_config=_peft_config(config) if config.init_adapter is None else None,
         callbacks=[_progress_callback(console), *callbacks],
     )
+    # With tqdm off the Trainer prints every log dict; the step counter shows the loss instead
+    # (the dicts stay in the info log, -v).
+    trainer.remove_callback(PrinterCallback)
     resume = last_checkpoint(config.output_dir) if config.resume else None
     if resume is not None:
         logger.info("resuming from %s", resume)
