@@ -36,3 +36,17 @@ def test_v_shows_info_and_vv_debug_logs_and_leaves_the_bars_on(verbosity: int, l
     assert "INFO paraagent_runtime.policy.ort_export: exporting" in logged[0]
     assert not any(line.startswith("notice:") for line in logged)
     assert result.stdout.strip() == "None None"
+
+
+@pytest.mark.parametrize(
+    ("flags", "level"), [([], 30), (["-v"], 20), (["-vv"], 10), (["--debug"], 10)]
+)
+def test_the_flags_set_the_log_level(flags: list[str], level: int) -> None:
+    code = (
+        "import logging; from paraagent_runtime.cli import main\n"
+        f"assert main([*{flags!r}, 'run']) == 2  # nothing to run, after the callback ran\n"
+        "print(logging.getLogger().level)"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(level)
