@@ -56,10 +56,9 @@ def demos_command(
     show_fields: ShowFields = False,
 ) -> None:
     """Build multi-agent demonstrations over ToolEnv tasks, filter, balance, write the card."""
-    from rich.progress import Progress
-
     from .config import load_config
     from .demos import DemoConfig, build_demos
+    from .progress import StepProgress
 
     if show_fields:
         console.print(_fields_table(DemoConfig))
@@ -73,10 +72,9 @@ def demos_command(
             n_tasks=n_tasks,
             seed=seed,
         )
-        with Progress(console=console) as progress:
-            bar = progress.add_task("demonstrating", total=demo_config.n_tasks)
+        with StepProgress("demos", demo_config.n_tasks, console=console, unit="task") as progress:
             build = asyncio.run(
-                build_demos(demo_config, lambda done, total: progress.update(bar, completed=done))
+                build_demos(demo_config, lambda done, _total: progress.advance_to(done))
             )
     except ParaAgentError as exc:
         raise _fail(exc) from exc

@@ -39,6 +39,7 @@ class StepProgress:
         console: Where it prints (default: stdout).
         start: The step the run starts from (a resumed run's step).
         live: Draw a bar (default: when the console is a terminal) rather than one line a step.
+        unit: What is counted (``step``; ``task`` for demonstrations).
     """
 
     def __init__(
@@ -49,8 +50,10 @@ class StepProgress:
         console: Console | None = None,
         start: int = 0,
         live: bool | None = None,
+        unit: str = "step",
     ) -> None:
         self.label = label
+        self.unit = unit
         self.total = total
         self.console = console or Console()
         self.start = self.step = start
@@ -85,7 +88,7 @@ class StepProgress:
             )
         else:
             self.console.print(
-                f"{self.label}: steps {self.start}/{self.total} done, "
+                f"{self.label}: {self.unit}s {self.start}/{self.total} done, "
                 f"{self.total - self.start} to go",
                 highlight=False,
             )
@@ -108,7 +111,7 @@ class StepProgress:
         """The plain line of the current step."""
         eta = self.eta_s()
         parts = [
-            f"{self.label} step {self.step}/{self.total}",
+            f"{self.label} {self.unit} {self.step}/{self.total}",
             f"{_clock(time.monotonic() - self._started)} elapsed",
             f"ETA {_clock(eta)}" if eta is not None else "ETA -",
         ]

@@ -39,3 +39,12 @@ def test_a_terminal_gets_a_bar_with_the_step_count() -> None:
     printed = Text.from_ansi(buffer.getvalue()).plain
     assert "rl" in printed and "3/10" in printed and "reward 0.500" in printed
     assert "rl step 3/10" not in printed
+
+
+def test_the_unit_counted_is_named() -> None:
+    console, buffer = _console(terminal=False)
+    with StepProgress("demos", 2, console=console, unit="task") as progress:
+        progress.advance_to(1)
+    lines = buffer.getvalue().splitlines()
+    assert lines[0] == "demos: tasks 0/2 done, 2 to go"
+    assert lines[1].startswith("demos task 1/2 · ")
