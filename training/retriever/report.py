@@ -15,7 +15,7 @@ from pathlib import Path
 
 from paraagent_runtime.retrieval import default_index_dir
 from paraagent_runtime.retrieval.bundled import BASE_MODEL_NAME, TOOLSPACE_MODEL_NAME
-from paraagent_runtime.retrieval.querysets import QUERY_PARTS, load_query_sets
+from paraagent_runtime.retrieval.querysets import QUERY_PARTS, QUERY_SETS, load_query_sets
 
 from .compare import compare_models, comparison_table
 
@@ -23,13 +23,19 @@ __all__ = ["main", "write_report"]
 
 
 async def write_report(
-    part: str, out: Path, *, modes: tuple[str, ...], index_dir: Path | None
+    part: str,
+    out: Path,
+    *,
+    modes: tuple[str, ...],
+    index_dir: Path | None,
+    sets: tuple[str, ...] = tuple(QUERY_SETS),
 ) -> dict:
-    """Compare the base and the tool-space model on ``part``; write ``out``.json/.md."""
+    """Compare the base and the tool-space model on ``part`` of ``sets``; write ``out``.json/.md."""
     results = {}
     tables = []
-    for bench in load_query_sets(parts=(part,)):
-        name = f"{bench.queries[0].group if bench.queries else '?'}:{part}"
+    names = [name for name in QUERY_SETS if name in sets]  # load_query_sets' order
+    for set_name, bench in zip(names, load_query_sets(parts=(part,), sets=sets), strict=True):
+        name = f"{set_name}:{part}"
         comparison = await compare_models(
             name,
             bench.tools,
@@ -53,11 +59,16 @@ def main() -> None:
     parser.add_argument("--part", choices=QUERY_PARTS, default="dev")
     parser.add_argument("--out", type=Path, required=True, help="Path stem of the .json/.md.")
     parser.add_argument("--modes", default="dense,hybrid,coverage")
+    parser.add_argument("--sets", default=",".join(QUERY_SETS))
     parser.add_argument("--index-dir", type=Path, default=default_index_dir() / "retriever-compare")
     args = parser.parse_args()
     asyncio.run(
         write_report(
-            args.part, args.out, modes=tuple(args.modes.split(",")), index_dir=args.index_dir
+            args.part,
+            args.out,
+            modes=tuple(args.modes.split(",")),
+            index_dir=args.index_dir,
+            sets=tuple(args.sets.split(",")),
         )
     )
 
