@@ -21,8 +21,10 @@ from training.demos import (
     load_demos,
     run_demos,
 )
+from training.demos.card import phrasing_of
 from training.demos.filters import assistant_turns
 from training.demos.roles import need_phrase
+from training.task_source import build_task_set
 
 
 def _tasks_by_id(build: DemoBuild):
@@ -241,3 +243,38 @@ def test_mistake_turns_point_at_the_slip(demo_build: DemoBuild) -> None:
         assert turns[index].phase == "execute"
         assert all(turn.phase == "explore" for turn in turns[:index])
     assert all(not demo.mistake_turns for demo in demo_build.demos if demo.recovery is None)
+
+
+async def test_mixed_demos_cover_catalog_providers_and_say_so_in_the_card(
+    catalog_file, tmp_path
+) -> None:
+    source = {"kind": "mixed", "catalog_share": 0.5, "catalog": catalog_file, "distractors": 24}
+    config = DemoConfig(
+        n_tasks=6, seed=0, search_top_k=2, balance_groups=False, task_source=source,
+        output_dir=tmp_path,
+    )  # fmt: skip
+    build = await build_demos(config)
+    tasks = {
+        task.id: task for task in build_task_set(config.task_source, 6, seed=0, split="train").tasks
+    }
+    catalog = [demo for demo in build.demos if demo.source == "catalog"]
+    assert catalog and any(demo.source == "builtin" for demo in build.demos)
+    for demo in catalog:
+        task = tasks[demo.task_id]
+        assert demo.family.startswith("catalog_") and demo.tools == task.tools
+        assert demo.categories and check_answer(task, demo.answer or "").success
+        called = {call.name for turn in assistant_turns(demo.messages) for call in turn.calls}
+        assert {tool.replace("/", "__") for tool in task.tools} <= called
+    coverage = json.loads((tmp_path / "card.json").read_text())["kept"]["coverage"]
+    assert coverage["by_source"] == dict(Counter(demo.source for demo in build.demos))
+    assert coverage["tools"] == len({tool for demo in build.demos for tool in demo.tools})
+    assert coverage["providers"] > 1 and 1 < coverage["phrasings"] <= len(build.demos)
+    card = build.card_path.read_text()
+    assert "task source: `mixed` (catalog share 0.5)" in card
+    assert f"{coverage['providers']} providers, {coverage['categories']} categories" in card
+
+
+def test_a_phrasing_masks_values_but_keeps_the_wording() -> None:
+    first = phrasing_of("Weather in Paris and Tokyo for 3 days from 2025-06-01?")
+    assert first == phrasing_of("Weather in Cairo and Lima for 10 days from 2026-01-31?")
+    assert first != phrasing_of("What's the weather in Paris and Tokyo for 3 days?")

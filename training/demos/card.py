@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from .config import DemoConfig
     from .dataset import Demo
 
-__all__ = ["card_stats", "write_card"]
+__all__ = ["card_stats", "coverage", "phrasing_of", "write_card"]
 
 PROVENANCE = (
     "Demonstrations were produced by scripted planner / explorer / executor / verifier roles that "
@@ -37,6 +38,32 @@ def _summary(values: Sequence[float]) -> dict[str, float]:
     return {"mean": round(statistics.fmean(values), 2), "min": min(values), "max": max(values)}
 
 
+_NUMBER = re.compile(r"\d[\d.,:/-]*")
+_NAME = re.compile(r"(?<=[^.?!]\s)[A-Z][\w'&.-]*")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+def phrasing_of(query: str) -> str:
+    """A query's wording with its values masked: numbers, quoted text and capitalized names.
+
+    Two queries with the same result are one phrasing filled with other values.
+    """
+    return _NAME.sub("N", _NUMBER.sub("#", _QUOTED.sub("'…'", query))).strip()
+
+
+def coverage(demos: Sequence[Demo]) -> dict[str, Any]:
+    """What a demo set covers: sources, and distinct providers, categories, tools, phrasings."""
+    tools = {tool for demo in demos for tool in demo.tools}
+    queries = [next((m.content for m in demo.messages if m.role == "user"), "") for demo in demos]
+    return {
+        "by_source": dict(sorted(Counter(demo.source for demo in demos).items())),
+        "providers": len({tool.split("/", 1)[0] for tool in tools}),
+        "categories": len({category for demo in demos for category in demo.categories}),
+        "tools": len(tools),
+        "phrasings": len({phrasing_of(query) for query in queries if query}),
+    }
+
+
 def card_stats(demos: Sequence[Demo]) -> dict[str, Any]:
     """Counts and distributions of a demo set."""
     execute_widths = []
@@ -48,6 +75,7 @@ def card_stats(demos: Sequence[Demo]) -> dict[str, Any]:
         )
     return {
         "count": len(demos),
+        "coverage": coverage(demos),
         "by_group": dict(sorted(Counter(d.group for d in demos).items())),
         "by_family": dict(sorted(Counter(d.family for d in demos).items())),
         "by_style": dict(sorted(Counter(d.style for d in demos).items())),
@@ -92,6 +120,17 @@ def write_card(
         f"- candidates: {candidates}, passed filters: {len(passed)}, rejected: {len(rejected)}, "
         f"kept (balanced): {stats['count']}",
         f"- rejection reasons: {json.dumps(card['rejection_reasons'])}",
+        f"- task source: `{config.task_source.kind}`"
+        + (
+            f" (catalog share {config.task_source.catalog_share})"
+            if config.task_source.kind == "mixed"
+            else ""
+        ),
+        "- coverage (kept): {providers} providers, {categories} categories, {tools} tools, "
+        "{phrasings} phrasings (queries with numbers, quoted text and names masked); "
+        "by source {by_source}".format(
+            **{**stats["coverage"], "by_source": json.dumps(stats["coverage"]["by_source"])}
+        ),
         "- filters: answer passes the ToolEnv checker; every turn grammar-valid (strict parse); "
         "no call in a batch depends on another call of the same batch; "
         f"at most {config.max_irrelevant_calls} call(s) outside the gold DAG; "
@@ -103,7 +142,7 @@ def write_card(
         "|---|---|",
     ]
     for key, value in stats.items():
-        if key != "count":
+        if key not in ("count", "coverage"):
             lines.append(f"| {key} | `{json.dumps(value)}` |")
     path = out / "card.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -8,6 +8,7 @@ from pathlib import Path
 from paraagent_runtime import DEMO_MAX_TURNS, MODES, ConfigError, refuse_test_split
 
 from ..config import option
+from ..task_source import TaskSource
 
 __all__ = ["DemoConfig"]
 
@@ -21,8 +22,9 @@ def _check_fraction(name: str, value: float) -> None:
 class DemoConfig:
     """Multi-agent cold-start demonstrations over ToolEnv tasks.
 
-    Tasks come from ``mcp_servers.toolenv.generate_tasks(n_tasks, seed=seed, split=split)``; each
-    one is played by the planner / explorer / executor / verifier roles through the runtime's
+    Tasks come from ``task_source`` (:mod:`training.task_source`: the built-in families, catalog
+    tasks over the real catalog with distractors, or a mix), ``n_tasks`` of ``split``; each one is
+    played by the planner / explorer / executor / verifier roles through the runtime's
     agent loop, filtered, and balanced over the G1/G2/G3 groups.
     """
 
@@ -33,7 +35,11 @@ class DemoConfig:
     seed: int = option(0, help="Seed of the task generator and of every role's choices.")
     split: str = option("train", help="ToolEnv task split to draw from.")
     families: tuple[str, ...] | None = option(
-        None, help="ToolEnv task families to use (default: all)."
+        None, help="Built-in ToolEnv task families to use (default: all)."
+    )
+    task_source: TaskSource = option(
+        help="Where tasks come from: builtin, catalog or mixed (a mapping of TaskSource fields).",
+        factory=TaskSource,
     )
     mode: str = option(
         "paraact",
@@ -78,6 +84,7 @@ class DemoConfig:
 
     def __post_init__(self) -> None:
         refuse_test_split(self.split, owner="split")
+        self.task_source = TaskSource.of(self.task_source, owner="task_source")
         if self.n_tasks < 1:
             raise ConfigError(f"n_tasks: need at least 1 task, got {self.n_tasks}")
         if self.n_demos is not None and self.n_demos < 1:

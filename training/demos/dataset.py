@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import random
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from mcp_servers.toolenv import ToolEnv, generate_tasks
+from mcp_servers.toolenv.records import ToolRecord
 from paraagent_runtime import ConfigError, Message, Task
 
 from ..config import config_to_dict
+from ..task_source import TaskSet, build_task_set, is_catalog_task
 from .card import write_card
 from .config import DemoConfig
 from .demonstrator import Roles, demonstrate
@@ -35,6 +37,11 @@ class Demo(BaseModel):
     task_id: str
     family: str
     group: str
+    source: str = Field(default="builtin", description="builtin or catalog (the task's origin).")
+    tools: list[str] = Field(default_factory=list, description="The gold DAG's tool ids.")
+    categories: list[str] = Field(
+        default_factory=list, description="Categories of the gold tools (coverage in the card)."
+    )
     mode: str
     style: str = Field(
         description="eager (explore everything first) or lazy (explore before each level)."
@@ -72,14 +79,17 @@ def _phase_switches(phases: list[str]) -> int:
 
 
 async def run_demos(
-    tasks: Iterable[Task], config: DemoConfig, progress: Progress | None = None
+    tasks: Iterable[Task] | TaskSet, config: DemoConfig, progress: Progress | None = None
 ) -> list[Demo]:
-    """Demonstrate every task and attach the filter verdict (``rejected`` empty = kept)."""
-    tasks = list(tasks)
-    env = ToolEnv.builtin(seed=config.seed, failure_rate=config.failure_rate)
-    specs = {spec.id: spec for spec in env.specs()}
-    roles = Roles.scripted(
-        specs, lazy_prob=config.lazy_explore_prob, recovery_prob=config.recovery_prob
+    """Demonstrate every task and attach the filter verdict (``rejected`` empty = kept).
+
+    Each task runs in its own environment (:meth:`~training.task_source.TaskSet.env_for`): plain
+    tasks get one from ``config.task_source``.
+    """
+    task_set = (
+        tasks
+        if isinstance(tasks, TaskSet)
+        else TaskSet(list(tasks), config.task_source, failure_rate=config.failure_rate)
     )
     limits = FilterLimits(
         turn_slack=config.turn_slack,
@@ -87,8 +97,13 @@ async def run_demos(
         mode=config.mode,
     )
     demos = []
-    for index, task in enumerate(tasks):
+    for index, task in enumerate(task_set.tasks):
         rng = random.Random(f"demo:{config.seed}:{config.mode}:{task.id}")
+        env = task_set.env_for(task)
+        specs = {spec.id: spec for spec in env.specs()}
+        roles = Roles.scripted(
+            specs, lazy_prob=config.lazy_explore_prob, recovery_prob=config.recovery_prob
+        )
         episode, state = await demonstrate(
             task,
             env,
@@ -116,6 +131,9 @@ async def run_demos(
                 task_id=task.id,
                 family=task.family,
                 group=task.group,
+                source="catalog" if is_catalog_task(task) else "builtin",
+                tools=task.tools,
+                categories=sorted({specs[tool].category for tool in task.tools if tool in specs}),
                 mode=config.mode,
                 style="lazy"
                 if plan is not None and plan.lazy and config.mode == "paraact"
@@ -139,7 +157,7 @@ async def run_demos(
             )
         )
         if progress is not None:
-            progress(index + 1, len(tasks))
+            progress(index + 1, len(task_set.tasks))
     return demos
 
 
@@ -202,16 +220,29 @@ def balance(
     return sorted(chosen, key=lambda d: d.id)
 
 
-async def build_demos(config: DemoConfig, progress: Progress | None = None) -> DemoBuild:
+async def build_demos(
+    config: DemoConfig,
+    progress: Progress | None = None,
+    *,
+    records: Sequence[ToolRecord] | None = None,
+) -> DemoBuild:
     """Generate tasks, demonstrate them, filter, balance, and write the dataset with its card.
 
     Writes ``demos.jsonl`` (kept demos), ``rejected.jsonl``, ``card.json``, ``card.md`` and
-    ``config.json`` into ``config.output_dir``.
+    ``config.json`` into ``config.output_dir``. ``records`` is the catalog of catalog tasks
+    (default: loaded from ``config.task_source.catalog`` when the source needs it).
     """
-    tasks = generate_tasks(
-        config.n_tasks, seed=config.seed, split=config.split, families=config.families
+    task_set = await asyncio.to_thread(
+        build_task_set,
+        config.task_source,
+        config.n_tasks,
+        seed=config.seed,
+        split=config.split,
+        families=config.families,
+        failure_rate=config.failure_rate,
+        records=records,
     )
-    demos = await run_demos(tasks, config, progress)
+    demos = await run_demos(task_set, config, progress)
     passed = [demo for demo in demos if demo.success]
     rejected = [demo for demo in demos if not demo.success]
     if not passed:

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from mcp_servers.toolenv import generate_tasks
 from mcp_servers.toolenv.tasks import check_families
 from paraagent_runtime import DEFAULT_MAX_TURNS, ConfigError, Task, load_tasks, refuse_test_split
 from training.algo.advantages import AdvantageConfig
 from training.algo.loss import Aggregation
 from training.algo.rewards import RewardConfig
 from training.config import option, refuse_test_tasks
+from training.task_source import TaskSet, TaskSource, build_task_set
 
 __all__ = ["Reference", "ReplayConfig", "RLConfig", "RolloutBackend"]
 
@@ -116,6 +116,9 @@ class RLConfig:
         task_split (`str`, defaults to `"train"`): Split label of the generated tasks.
         task_families (`tuple[str, ...]`, *optional*): Families the generated tasks come from
             (default: the split's), e.g. the ones the starting checkpoint was trained on.
+        task_source (`TaskSource`): Built-in, catalog or mixed generated tasks (a mapping in
+            files; see :mod:`training.task_source`); catalog tasks run over their gold tools plus
+            distractors from the whole catalog.
         steps (`int`, defaults to `100`): Optimizer steps in total (a resumed run continues).
         max_time_s (`float`, *optional*): Wall-clock budget of one ``train()`` call: the step that
             ends past it is the last (checkpointed; a rerun resumes there). `None`: no limit.
@@ -195,6 +198,10 @@ class RLConfig:
     task_families: tuple[str, ...] | None = option(
         None, help="Families the generated tasks come from (None: the split's families)."
     )
+    task_source: TaskSource = option(
+        help="Generated tasks: builtin, catalog or mixed (a mapping of TaskSource fields).",
+        factory=TaskSource,
+    )
     steps: int = option(100, help="Optimizer steps in total (a resumed run continues).")
     max_time_s: float | None = option(
         None, help="Seconds of training per call; the step that ends past it is the last."
@@ -238,6 +245,7 @@ class RLConfig:
         self.advantage = _nested(AdvantageConfig, self.advantage, "advantage")
         self.replay = _nested(ReplayConfig, self.replay, "replay")
         refuse_test_split(self.task_split, owner="RLConfig.task_split")
+        self.task_source = TaskSource.of(self.task_source, owner="RLConfig.task_source")
         self.output_dir = Path(self.output_dir)
         if self.tasks_file is not None:
             self.tasks_file = Path(self.tasks_file)
@@ -281,29 +289,37 @@ class RLConfig:
         self._check_rollouts()
 
     def training_tasks(self) -> list[Task]:
-        """The tasks to train on: ``tasks_file`` when set, else ``n_tasks`` generated ones.
+        """The tasks to train on (those of :meth:`training_task_set`)."""
+        return self.training_task_set().tasks
 
-        Either way only tasks of ``task_families`` (when set) are kept.
+    def training_task_set(self) -> TaskSet:
+        """The tasks to train on with their environments.
+
+        ``tasks_file`` when set, else ``n_tasks`` generated from ``task_source``. Either way only
+        built-in tasks of ``task_families`` (when set) are kept.
 
         Raises:
             ConfigError: ``tasks_file`` has no task of ``task_families``, or holds a task of a
-                test split.
+                test split; or ``task_source`` cannot fill its share of the split.
         """
         if self.tasks_file is not None:
             tasks = refuse_test_tasks(
                 load_tasks(self.tasks_file), owner=f"RLConfig.tasks_file {self.tasks_file}"
             )
-            if self.task_families is None:
-                return tasks
-            kept = [task for task in tasks if task.family in self.task_families]
-            if not kept:
-                raise ConfigError(
-                    f"RLConfig.task_families: {self.tasks_file} has no task of "
-                    f"{', '.join(self.task_families)}"
-                )
-            return kept
-        return generate_tasks(
-            self.n_tasks, seed=self.task_seed, split=self.task_split, families=self.task_families
+            if self.task_families is not None:
+                tasks = [task for task in tasks if task.family in self.task_families]
+                if not tasks:
+                    raise ConfigError(
+                        f"RLConfig.task_families: {self.tasks_file} has no task of "
+                        f"{', '.join(self.task_families)}"
+                    )
+            return TaskSet(tasks, self.task_source)
+        return build_task_set(
+            self.task_source,
+            self.n_tasks,
+            seed=self.task_seed,
+            split=self.task_split,
+            families=self.task_families,
         )
 
     def _check_lora(self) -> None:

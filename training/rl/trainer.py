@@ -2,7 +2,8 @@
 
 Each step: pick ``tasks_per_step`` ToolEnv tasks; run ``group_size`` rollouts of each with the real
 :class:`~paraagent_runtime.agent.Agent` and a :class:`TransformersPolicy` sharing the trained model
-(each rollout in ``ToolEnv.for_task(task)``, so a group sees one world); score every episode at the
+(each rollout in the task's own environment, :meth:`~training.task_source.TaskSet.env_for`:
+built-in or catalog tasks, so a group sees one world); score every episode at the
 three reward levels; turn rewards into per-turn advantages; lay the recorded tokens out as rows
 (never re-tokenized); take one clipped policy-gradient step on the assistant tokens.
 
@@ -39,7 +40,6 @@ from typing import Any
 
 import torch
 
-from mcp_servers.toolenv import ToolEnv
 from paraagent_runtime import (
     Agent,
     AgentConfig,
@@ -71,6 +71,7 @@ from training.algo import (
 )
 from training.config import save_config
 from training.evaluate import EvalSummary, evaluate_policy
+from training.task_source import TaskSet
 
 from .config import RLConfig
 from .distributed import Parallel
@@ -151,7 +152,10 @@ class RLTrainer:
 
     def __init__(self, config: RLConfig, *, tasks: Sequence[Task] | None = None) -> None:
         self.config = config
-        self.tasks = list(config.training_tasks() if tasks is None else tasks)
+        self.task_set = (
+            config.training_task_set() if tasks is None else TaskSet(tasks, config.task_source)
+        )
+        self.tasks = self.task_set.tasks
         if not self.tasks:
             raise ConfigError("RLTrainer: no tasks to train on")
         # Read before the model loads: a bad replay file fails in a second, not after a minute.
@@ -187,7 +191,6 @@ class RLTrainer:
         self.model, self.optimizer = self.parallel.prepare(
             self.rl_model.module, optimizer, config.micro_batch_rows
         )
-        self.env = ToolEnv.builtin()
         # One loop for the run: the policy's generation lock binds to the loop it first ran on.
         self._loop = asyncio.new_event_loop()
         if resuming:
@@ -225,7 +228,7 @@ class RLTrainer:
         ]
 
     async def _rollout(self, task: Task, seed: int | None) -> Episode:
-        toolspace = Toolspace(self.env.for_task(task).sources)
+        toolspace = Toolspace(self.task_set.env_for(task).sources)
         await toolspace.refresh()
         agent_config = AgentConfig(
             max_turns=self.config.max_turns,
@@ -658,6 +661,7 @@ class RLTrainer:
                     samples=samples,
                     trajectory=writer,
                     concurrency=min(len(tasks) * samples, _EVAL_CONCURRENCY) or 1,
+                    env_factory=self.task_set.env_for,
                 )
             )
 

@@ -17,6 +17,7 @@ from paraagent_runtime.tasks import save_tasks
 from training.algo import TokenRow, collate
 from training.rl import RLConfig, RLTrainer
 from training.rl.trainer import CHECKPOINT, CURVES, METRICS
+from training.task_source import is_catalog_task
 
 from .helpers import rl_config as _config
 from .helpers import rl_task as _task
@@ -314,3 +315,20 @@ def test_one_lora_step_on_cuda_with_transformers_rollouts(cold_start: Path, tmp_
     history = trainer.train()
     trainer.close()
     assert history[0]["rollout_tokens"] > 0
+
+
+def test_catalog_tasks_train_and_evaluate_in_their_own_environments(
+    cold_start: Path, catalog_file: Path, tmp_path: Path
+) -> None:
+    source = {"kind": "catalog", "catalog": str(catalog_file), "distractors": 8}
+    trainer = RLTrainer(_config(cold_start, tmp_path, steps=1, n_tasks=2, task_source=source))
+    assert all(is_catalog_task(task) for task in trainer.tasks)
+    for task in trainer.tasks:
+        env = trainer.task_set.env_for(task)
+        assert set(task.tools) <= {record.id for record in env.records}
+        assert len(env.records) == len(task.tools) + 8
+    assert [m["step"] for m in trainer.train()] == [1]
+    summary, rows = trainer.evaluate(trainer.tasks)
+    trainer.close()
+    assert [row.task_id for row in rows] == [task.id for task in trainer.tasks]
+    assert {row.family for row in rows} <= {"catalog_g1", "catalog_g2", "catalog_g3"}
