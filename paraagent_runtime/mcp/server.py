@@ -26,7 +26,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -82,6 +82,11 @@ logger = logging.getLogger(__name__)
 PROGRESS_EVERY_S = 5.0
 """While a call waits (sources starting, the model loading), a progress message this often: a
 host's request timer restarts on progress."""
+
+QUIET_WAIT_S = 1.0
+"""A call that waits (a search while the index builds) longer than this reports progress."""
+
+Result = TypeVar("Result")
 
 Report = Callable[[str], Awaitable[None]]
 """Sends one progress message of the running request."""
@@ -298,6 +303,25 @@ async def _reporting(
             return
 
 
+async def _reporting_if_slow(task: asyncio.Future[Result], what: str, report: Report) -> Result:
+    """``task``'s result; past :data:`QUIET_WAIT_S`, ``what`` is reported while it runs.
+
+    The task is cancelled if the request is.
+    """
+    try:
+        done, _ = await asyncio.wait({task}, timeout=QUIET_WAIT_S)
+        if not done:
+            started = time.monotonic() - QUIET_WAIT_S
+            await _reporting(
+                lambda: asyncio.shield(task),
+                lambda: f"{what} ({time.monotonic() - started:.0f}s)",
+                report,
+            )
+        return task.result()
+    finally:
+        task.cancel()
+
+
 async def _sources_started(startup: SourceStartup | None, report: Report) -> None:
     """Wait until every source had its first attempt, reporting those still starting."""
     if startup is None or startup.settled:
@@ -405,8 +429,11 @@ def build_paraagent_server(
         async def search_tools(query: str, ctx: Context, top_k: int = 5) -> list[dict[str, Any]]:
             if not 1 <= top_k <= 50:
                 raise ToolError(f"top_k: must be between 1 and 50, got {top_k}")
-            await _sources_started(startup, _reporter(ctx))
-            return [spec.schema_view() for spec in await toolspace.search(query, top_k=top_k)]
+            report = _reporter(ctx)
+            await _sources_started(startup, report)
+            search = asyncio.ensure_future(toolspace.search(query, top_k=top_k))
+            found = await _reporting_if_slow(search, "building the tool index", report)
+            return [spec.schema_view() for spec in found]
 
         @server.tool(
             description="Call a tool found with search_tools by its name, with JSON arguments.",

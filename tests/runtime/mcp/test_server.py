@@ -19,6 +19,7 @@ from mcp import Client
 from paraagent_runtime.agent import AgentConfig
 from paraagent_runtime.dispatch import DispatchConfig
 from paraagent_runtime.errors import ConfigError, MCPConnectionError, ToolExecutionError
+from paraagent_runtime.keyword_search import KeywordToolSearch
 from paraagent_runtime.mcp import MCPServerConfig, MCPToolSource, ProgressUpdate, ReconnectPolicy
 from paraagent_runtime.mcp.server import build_paraagent_server, http_app
 from paraagent_runtime.mcp.serving import running_server
@@ -126,6 +127,40 @@ async def test_gateway_calls_take_the_dispatchers_limits() -> None:
         await front.aclose()
         await toolspace.aclose()
     assert value == {"result": 3}
+
+
+class StillBuildingIndex(KeywordToolSearch):
+    """A keyword search that answers once the test lets it (an index still being built)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.built = asyncio.Event()
+
+    async def search(self, query: str, *, top_k: int = 5) -> list[tuple[str, float]]:
+        await self.built.wait()
+        return await super().search(query, top_k=top_k)
+
+
+async def test_search_tools_reports_progress_while_the_index_builds() -> None:
+    index = StillBuildingIndex()
+    toolspace = Toolspace([MCPToolSource("demo", build_demo_server([]))], search=index)
+    await toolspace.refresh()
+    messages: list[str | None] = []
+
+    def on_progress(update: ProgressUpdate) -> None:
+        messages.append(update.message)
+        index.built.set()
+
+    front = MCPToolSource("paraagent", build_paraagent_server(toolspace), on_progress=on_progress)
+    try:
+        with anyio.fail_after(20):
+            hits = await front.call_tool("search_tools", {"query": "add two integers"})
+    finally:
+        await front.aclose()
+        await toolspace.aclose()
+    assert messages == ["building the tool index (1s)"]
+    found = hits["result"] if isinstance(hits, dict) else hits
+    assert found[0]["name"] == "add"
 
 
 def test_empty_server_is_refused() -> None:
