@@ -30,7 +30,7 @@ from ..agent import AgentConfig
 from ..dispatch import DispatchConfig
 from ..modes import AgentMode
 from ..policy.base import Policy
-from ..search import ToolSearch, default_tool_search, index_scope
+from ..search import NeedAwareSearch, SearchHit, ToolSearch, default_tool_search, index_scope
 from ..sources import ToolSource
 from ..tools import ToolSpec
 from ..toolspace import Toolspace
@@ -78,14 +78,26 @@ class _BackgroundSearch:
         self._latest = asyncio.create_task(self._update(list(tools)))
         self._latest.add_done_callback(_log_index_failure)
 
-    async def search(self, query: str, *, top_k: int = 5) -> list[tuple[str, float]]:
-        """The best ``top_k`` tool ids for ``query``, once the latest update is in."""
+    async def _current(self) -> ToolSearch:
+        """The search, once the latest update is in."""
         if self._latest is not None:
             await asyncio.shield(self._latest)
         async with self._in_order:
             if self._search is None:
                 self._search = await asyncio.to_thread(self._build)
-        return await self._search.search(query, top_k=top_k)
+        return self._search
+
+    async def search(self, query: str, *, top_k: int = 5) -> list[tuple[str, float]]:
+        """The best ``top_k`` tool ids for ``query``, once the latest update is in."""
+        return await (await self._current()).search(query, top_k=top_k)
+
+    async def search_hits(self, query: str, *, top_k: int = 5) -> list[SearchHit]:
+        """The best hits, each with the part of ``query`` it answers when the search says."""
+        search = await self._current()
+        if isinstance(search, NeedAwareSearch):
+            return await search.search_hits(query, top_k=top_k)
+        found = await search.search(query, top_k=top_k)
+        return [SearchHit(identifier, score) for identifier, score in found]
 
     async def aclose(self) -> None:
         """Stop an update in flight."""
