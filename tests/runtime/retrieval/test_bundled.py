@@ -130,3 +130,17 @@ def test_an_adapter_for_other_layers_is_refused(random_adapter: tuple[Path, np.n
 
     with pytest.raises(ConfigError, match="not a linear layer"):
         merge_lora(torch.nn.Sequential(torch.nn.Linear(2, 2)), random_adapter[0])
+
+
+def test_the_shipped_adapter_loads_and_its_onnx_export_agrees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PARAAGENT_CACHE", str(tmp_path))
+    backends = ("onnx", "torch") if onnx_available() else ("torch",)
+    encoders = [SentenceEncoder(TOOLSPACE_MODEL_NAME, backend=b) for b in backends]  # type: ignore[arg-type]
+    assert {encoder.name for encoder in encoders} == {encoder_name(TOOLSPACE_MODEL_NAME)}
+    assert [encoder.backend for encoder in encoders] == list(backends)
+    vectors = [encoder.encode(TEXTS) for encoder in encoders]
+    np.testing.assert_allclose(vectors[0], vectors[-1], atol=2e-5)
+    base = SentenceEncoder(BASE_MODEL_NAME, backend="torch").encode(TEXTS)
+    assert not np.allclose(vectors[-1], base, atol=1e-3)
