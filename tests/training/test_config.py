@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from mcp_servers.toolenv import generate_tasks
@@ -40,6 +41,29 @@ def test_cpu_configs_chain_together() -> None:
     sft = load_config(SFTRunConfig, CONFIGS / "sft_cpu.yaml")
     assert sft.demos == demos.output_dir / "demos.jsonl"
     assert isinstance(demos.families, tuple)
+
+
+def test_v1_recipe_continues_stage_one_not_the_shipped_adapter() -> None:
+    stage1 = load_config(SFTRunConfig, CONFIGS / "sft_cpu.yaml")
+    stage2 = load_config(SFTRunConfig, CONFIGS / "sft_cpu_continue.yaml")
+    # The shipped adapter directory now holds v1 itself; stage 2 continues stage 1's output (v0).
+    assert stage2.init_adapter == stage1.output_dir / "adapter"
+    assert stage2.output_dir != stage1.output_dir and stage2.demos == stage1.demos
+    assert "paraagent_runtime" not in str(stage2.init_adapter)
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return [value] if isinstance(value, str) else []
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in CONFIGS.glob("*.yaml")))
+def test_no_training_config_names_a_test_split(name: str) -> None:
+    values = yaml.safe_load((CONFIGS / name).read_text())
+    assert not set(_strings(values)) & set(TEST_SPLITS)
 
 
 def test_overrides_win_and_none_is_ignored(tmp_path: Path) -> None:

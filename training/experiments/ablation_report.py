@@ -126,8 +126,8 @@ def ablation_table(
             note += (
                 f" One score is the mean of {heldout.episodes} episodes: its binomial standard "
                 f"error at the start's rate is {heldout.standard_error(start.success):.3f}."
-                " Δ is the mean over tasks of (final − start) success ± its standard error"
-                " over the tasks (paired by task; seeds averaged per task)."
+                " Δ is the mean over tasks of (final − start) success with its 95% interval"
+                " (paired bootstrap over the tasks, seeded; seeds averaged per task)."
             )
         note += (
             " Facts: the mean share of the task's gold facts the final answer states (partial"

@@ -1,12 +1,14 @@
 """Held-out scoring of RL policies: what is evaluated, the score, and its on-disk cache.
 
-The starting policy and each final policy of an ablation are evaluated on the same ``test-seen``
-ToolEnv tasks with the same decoding (:class:`Heldout`). A :class:`HeldoutScore` keeps the overall
-success, each task's rate (so finals pair with the start task by task,
-:func:`paired_difference`), the share of gold facts the answers state (partial credit, far less
-noisy than success on a few dozen episodes), format errors, and success by gold call-graph depth
-(:class:`DepthScore`). Sampled scores are cached beside the run under a key of everything they
-depend on (:func:`score_key`), so a rerun reads them back instead of drawing them again.
+The starting policy and each final policy of an ablation are evaluated on the same ``dev`` ToolEnv
+tasks with the same decoding (:class:`Heldout`): comparing runs is model selection, so it never
+looks at a test split (those are for reporting, ``paraagent train eval --split test-seen``). A
+:class:`HeldoutScore` keeps the overall success, each task's rate (so finals pair with the start
+task by task, :func:`paired_difference`, a seeded paired-bootstrap 95% interval), the share of
+gold facts the answers state (partial credit, far less noisy than success on a few dozen
+episodes), format errors, and success by gold call-graph depth (:class:`DepthScore`). Sampled
+scores are cached beside the run under a key of everything they depend on (:func:`score_key`), so
+a rerun reads them back instead of drawing them again.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pydantic import BaseModel
 
 from mcp_servers.toolenv import generate_tasks
 from paraagent_runtime import ConfigError, EpisodeMetrics, Task
+from paraagent_runtime.intervals import Interval, paired_bootstrap_difference
 from training.evaluate import check_eval_decoding, read_metrics
 from training.rl.config import RLConfig
 
@@ -42,14 +45,15 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-HELDOUT = "test-seen"
+HELDOUT = "dev"
+"""The split runs are compared on: selection happens on ``dev``, never on a test split."""
 
 
 class Heldout(BaseModel):
     """How the starting and the final policies are evaluated on held-out tasks.
 
     Attributes:
-        tasks: ``test-seen`` tasks (from the RL config's ``task_families`` when set).
+        tasks: ``dev`` tasks (from the RL config's ``task_families`` when set).
         samples: Episodes per task (more than 1 needs a temperature).
         temperature: 0 is greedy; above 0 every episode samples at it.
     """
@@ -77,7 +81,7 @@ class Heldout(BaseModel):
         return math.sqrt(rate * (1 - rate) / self.episodes)
 
     def describe(self) -> str:
-        """One line for the report, e.g. ``12 test-seen tasks, 4 samples at T=1.0``."""
+        """One line for the report, e.g. ``12 dev tasks, 4 samples at T=1.0``."""
         plural = "s" if self.samples > 1 else ""
         decoding = (
             "greedy"
@@ -173,29 +177,30 @@ def heldout_tasks(config: RLConfig, count: int) -> list[Task]:
 
 def paired_difference(
     finals: Sequence[dict[str, float] | None], start: dict[str, float] | None
-) -> tuple[float, float] | None:
-    """Mean over tasks of (final − start) success, and its standard error over the tasks.
+) -> Interval | None:
+    """Mean over tasks of (final − start) success with a seeded paired-bootstrap 95% interval.
 
-    Paired by task, so a task's difficulty cancels: the error is that of the difference, smaller
-    than two independent scores' when the same tasks are easy or hard for both policies. With
-    several finals (seeds), each task's final rate is their mean. ``None`` unless every policy
-    has per-task rates on the same tasks, at least two of them.
+    Paired by task, so a task's difficulty cancels: the interval is that of the difference,
+    narrower than two independent scores' when the same tasks are easy or hard for both policies.
+    With several finals (seeds), each task's final rate is their mean. ``None`` unless every
+    policy has per-task rates on the same tasks, at least two of them.
     """
     if start is None or not finals or any(f is None or f.keys() != start.keys() for f in finals):
         return None
     if len(start) < 2:
         return None
-    differences = [
-        statistics.fmean(final[task] for final in finals if final is not None) - start[task]
-        for task in start
+    tasks = sorted(start)
+    final_rates = [
+        statistics.fmean(final[task] for final in finals if final is not None) for task in tasks
     ]
-    error = statistics.stdev(differences) / math.sqrt(len(differences))
-    return statistics.fmean(differences), error
+    return paired_bootstrap_difference(final_rates, [start[task] for task in tasks])
 
 
-def format_paired(paired: tuple[float, float] | None) -> str:
-    """A paired difference as ``+0.052 ± 0.054`` (``-`` when there is none)."""
-    return "-" if paired is None else f"{paired[0]:+.3f} ± {paired[1]:.3f}"
+def format_paired(paired: Interval | None) -> str:
+    """A paired difference as ``+0.052 [-0.010, +0.115]`` (``-`` when there is none)."""
+    if paired is None:
+        return "-"
+    return f"{paired.estimate:+.3f} [{paired.low:+.3f}, {paired.high:+.3f}]"
 
 
 def score_key(

@@ -3,8 +3,8 @@
 One sampled evaluation (12 tasks × 4 episodes) is noisy: the same start policy scored 0.083 in one
 draw and 0.146 in the next, on the same 12 tasks. Pooling every evaluation of a policy (an
 ablation's ``heldout.jsonl``, a ``train eval`` trajectory file, another seed's final) and pairing
-each task against a baseline gives a difference whose standard error shrinks with every draw
-added. ``paraagent train rl pool`` is the command line.
+each task against a baseline gives a difference whose paired-bootstrap 95% interval narrows with
+every draw added. ``paraagent train rl pool`` is the command line.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from paraagent_runtime import ConfigError, EpisodeMetrics
+from paraagent_runtime.intervals import Interval
 from paraagent_runtime.plotting import pyplot, save_figure
 from training.evaluate import optional_cell, read_metrics
 
@@ -67,7 +68,7 @@ class EpisodeSource:
         return read_metrics(self.path, policy=self.policy)
 
 
-Paired = tuple[float, float] | None
+Paired = Interval | None
 
 
 class FamilyResult(BaseModel):
@@ -81,7 +82,7 @@ class FamilyResult(BaseModel):
         success: Their success.
         facts: Their mean share of gold facts stated.
         paired_tasks: Tasks of the family both this policy and the baseline were evaluated on.
-        success_delta: Paired difference in success over those tasks, with its standard error.
+        success_delta: Paired difference in success over those tasks, with its 95% interval.
         facts_delta: The same for the share of gold facts stated.
     """
 
@@ -103,8 +104,9 @@ class PooledPolicy(BaseModel):
         episodes: Episodes pooled over the sources.
         score: The score of every episode of every source together.
         paired_tasks: Tasks both this policy and the baseline were evaluated on.
-        success_delta: Mean over those tasks of (policy − baseline) success, and its standard
-            error (``None`` for the baseline itself or with fewer than two shared tasks).
+        success_delta: Mean over those tasks of (policy − baseline) success, and its paired
+            bootstrap 95% interval (``None`` for the baseline itself or with fewer than two
+            shared tasks).
         facts_delta: The same for the share of gold facts the answers state.
         by_family: The same comparison per task family, in first-seen order.
     """

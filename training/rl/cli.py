@@ -134,7 +134,7 @@ def ablation(
     window: Annotated[int, typer.Option(min=1, help="Final steps averaged into the table.")] = 5,
     heldout_tasks: Annotated[
         int,
-        typer.Option(min=0, help="Held-out test-seen tasks for the start and each final policy."),
+        typer.Option(min=0, help="Held-out dev tasks for the start and each final policy."),
     ] = 0,
     heldout_samples: Annotated[
         int, typer.Option(min=1, help="Episodes per held-out task (needs --heldout-temperature).")

@@ -9,7 +9,7 @@ import pytest
 from mcp_servers.toolenv import generate_tasks
 from paraagent_runtime.errors import ConfigError
 from training.experiments.ablation import _start_heldout, run_ablation
-from training.experiments.heldout import Heldout, HeldoutScore
+from training.experiments.heldout import HELDOUT, Heldout, HeldoutScore
 from training.rl import RLConfig
 
 from ..rl.helpers import rl_config as _config
@@ -64,9 +64,9 @@ def test_ablation_runs_both_estimators_with_the_same_budget(
         assert (tmp_path / name).stat().st_size > 0
     written = json.loads((tmp_path / "ablation.json").read_text())
     assert len(written["runs"]) == 2
-    tasks_id = generate_tasks(
-        1, seed=base.task_seed, split="test-seen", families=["city_pair_facts"]
-    )[0].id
+    tasks_id = generate_tasks(1, seed=base.task_seed, split=HELDOUT, families=["city_pair_facts"])[
+        0
+    ].id
     # The starting policy is evaluated once on the same held-out tasks, before any update.
     start = json.loads((tmp_path / "start.json").read_text())
     assert len(start["key"]["tasks"]) == 1 and start["key"]["samples"] == 2
@@ -85,7 +85,7 @@ def test_ablation_runs_both_estimators_with_the_same_budget(
     assert all((2 * r.heldout.success) % 1 == 0 for r in runs if r.heldout is not None)
     assert "| start (no RL) |" in (tmp_path / "ablation.md").read_text()
     # The cached start score is reused only for the same starting point and decoding.
-    tasks = generate_tasks(1, seed=base.task_seed, split="test-seen", families=["city_pair_facts"])
+    tasks = generate_tasks(1, seed=base.task_seed, split=HELDOUT, families=["city_pair_facts"])
     assert start["key"]["tasks"] == [tasks[0].id]
     # Scores split by gold-graph depth and keep the share of gold facts stated; a score cached
     # without them gets them from the evaluation's episodes.

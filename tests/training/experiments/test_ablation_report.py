@@ -53,7 +53,7 @@ def test_table_says_how_heldout_success_was_measured() -> None:
     start = HeldoutScore(success=0.25)
     table = ablation_table([_run("grpo", 0, 0.2)], start=start, heldout=spec)
     assert table.splitlines()[2].startswith("| start (no RL) | - | 0 | 0 | - | - | 0.250 | - | - |")
-    assert "Held-out success: 12 test-seen tasks, 4 samples at T=1.0." in table
+    assert "Held-out success: 12 dev tasks, 4 samples at T=1.0." in table
     # sqrt(0.25 * 0.75 / 48)
     assert "binomial standard error at the start's rate is 0.062." in table
     without_start = ablation_table([_run("grpo", 0, 0.2)], heldout=spec)
@@ -104,6 +104,7 @@ def test_table_gives_each_estimator_its_paired_difference_to_the_start() -> None
     table = ablation_table([run, _run("multilevel", 0, 0.3)], start=start)
     start_row, grpo, multilevel = table.splitlines()[2:5]
     assert "| 0.500 | - | 0.500 | - | 0.250 |" in start_row
-    # facts: differences +0.75 and 0 over the two tasks, mean 0.375 ± 0.375.
-    assert "| 0.750 | +0.250 ± 0.250 | 0.875 | +0.375 ± 0.375 | 1.500 |" in grpo
+    # success: differences +0.5 and 0 over the two tasks; facts: +0.75 and 0. Paired bootstrap
+    # 95% intervals over two tasks span the two differences.
+    assert "| 0.750 | +0.250 [+0.000, +0.500] | 0.875 | +0.375 [+0.000, +0.750] | 1.500 |" in grpo
     assert "| - | - | - | - | - |" in multilevel  # no held-out score: no success, facts, errors

@@ -2,9 +2,18 @@ from __future__ import annotations
 
 import pytest
 
-from paraagent_runtime import EpisodeMetrics
+from paraagent_runtime import TEST_SPLITS, EpisodeMetrics
 from paraagent_runtime.errors import ConfigError
-from training.experiments.heldout import DepthScore, Heldout, HeldoutScore, paired_difference
+from training.experiments.heldout import (
+    HELDOUT,
+    DepthScore,
+    Heldout,
+    HeldoutScore,
+    format_paired,
+    heldout_tasks,
+    paired_difference,
+)
+from training.rl import RLConfig
 
 
 @pytest.mark.parametrize(
@@ -68,15 +77,29 @@ def test_heldout_score_splits_success_and_parallel_calls_by_gold_depth() -> None
     }
 
 
-def test_paired_difference_is_the_mean_task_difference_with_its_standard_error() -> None:
+def test_paired_difference_is_a_seeded_paired_bootstrap_over_the_tasks() -> None:
     start = {"a": 0.5, "b": 0.25, "c": 1.0}
     final = {"a": 0.75, "b": 0.75, "c": 1.0}  # differences 0.25, 0.5, 0
-    mean, error = paired_difference([final], start) or (None, None)
-    assert mean == pytest.approx(0.25)
-    assert error == pytest.approx(0.25 / 3**0.5)  # stdev 0.25 over 3 tasks
+    paired = paired_difference([final], start)
+    assert paired is not None and paired.n == 3
+    assert paired.estimate == pytest.approx(0.25)
+    # Every resampled mean of {0.25, 0.5, 0} lies in [0, 0.5]; the interval is strictly inside
+    # the extremes' span only at its ends.
+    assert 0.0 <= paired.low < paired.estimate < paired.high <= 0.5
+    assert paired_difference([dict(reversed(final.items()))], start) == paired  # seeded, by task
+    assert format_paired(paired) == "+0.250 [+0.000, +0.500]"
     # Two seeds: each task's final rate is their mean (0.5, 0.5, 1.0: differences 0, 0.25, 0).
     other = {"a": 0.25, "b": 0.25, "c": 1.0}
-    assert paired_difference([final, other], start)[0] == pytest.approx(0.25 / 3)  # type: ignore[index]
+    both = paired_difference([final, other], start)
+    assert both is not None and both.estimate == pytest.approx(0.25 / 3)
     for finals, begin in (([final], None), ([None], start), ([{"a": 1.0}], start), ([], start)):
         assert paired_difference(finals, begin) is None
     assert paired_difference([{"a": 1.0}], {"a": 0.0}) is None  # one task has no spread
+    assert format_paired(None) == "-"
+
+
+def test_runs_are_compared_on_dev_never_on_a_test_split() -> None:
+    assert HELDOUT == "dev" and HELDOUT not in TEST_SPLITS
+    tasks = heldout_tasks(RLConfig(task_families=("stock_compare",)), 3)
+    assert {task.split for task in tasks} == {"dev"}
+    assert {task.family for task in tasks} == {"stock_compare"}

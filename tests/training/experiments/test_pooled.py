@@ -69,11 +69,20 @@ def test_pooling_pairs_each_label_with_the_baseline_by_task(evaluations: dict[st
     assert (rl.evaluations, rl.episodes, rl.paired_tasks) == ([0.75, 0.75], 8, 2)
     assert rl.evaluation_facts == [0.875, 0.875] and start.evaluation_facts == [0.5, 0.5]
     # Per task rl − start: success 0.5 and 0.5; facts 0.875 − 0.375 and 0.875 − 0.625.
-    assert rl.success_delta == pytest.approx((0.5, 0.0))
-    assert rl.facts_delta == pytest.approx((0.375, 0.125))
+    assert rl.success_delta is not None and rl.facts_delta is not None
+    assert (rl.success_delta.estimate, rl.success_delta.low, rl.success_delta.high) == (
+        pytest.approx(0.5),
+        pytest.approx(0.5),
+        pytest.approx(0.5),
+    )
+    assert (rl.facts_delta.estimate, rl.facts_delta.low, rl.facts_delta.high) == (
+        pytest.approx(0.375),
+        pytest.approx(0.25),
+        pytest.approx(0.5),
+    )
     table = pooled_table([start, rl])
-    assert "| rl | 2 (0.750, 0.750) | 8 | 2 | 0.750 | +0.500 ± 0.000 | 0.875 |" in table
-    assert "+0.375 ± 0.125" in table
+    assert "| rl | 2 (0.750, 0.750) | 8 | 2 | 0.750 | +0.500 [+0.500, +0.500] | 0.875 |" in table
+    assert "+0.375 [+0.250, +0.500]" in table
 
 
 def test_only_tasks_both_policies_saw_are_paired(tmp_path: Path) -> None:
@@ -82,7 +91,10 @@ def test_only_tasks_both_policies_saw_are_paired(tmp_path: Path) -> None:
     pooled = pool_evaluations(
         [EpisodeSource("start", start), EpisodeSource("rl", final)], baseline="start"
     )
-    assert pooled[1].paired_tasks == 2 and pooled[1].success_delta == pytest.approx((0.5, 0.5))
+    delta = pooled[1].success_delta
+    assert pooled[1].paired_tasks == 2 and delta is not None
+    # Differences +1 (a) and 0 (b); c, which only the start saw, is left out.
+    assert (delta.estimate, delta.low, delta.high, delta.n) == (0.5, 0.0, 1.0, 2)
     lone = _write(tmp_path / "lone.jsonl", [("f", "a", True, 1.0)])
     single = pool_evaluations(
         [EpisodeSource("start", start), EpisodeSource("rl", lone)], baseline="start"
@@ -104,24 +116,37 @@ def test_a_family_that_regresses_shows_behind_one_that_improves(tmp_path: Path) 
     )
     base, rl = pooled
     # Overall: rl 5/8 vs start 4/8; weather 0/4 → 4/4, chain 4/4 → 1/4.
-    # Per task: +1, +1, −1, −0.5; sample variance 17/16.
-    assert rl.success_delta == pytest.approx((0.125, (17 / 16) ** 0.5 / 2))
+    # Per task: +1, +1, −1, −0.5.
+    assert rl.success_delta is not None and rl.success_delta.n == 4
+    assert rl.success_delta.estimate == pytest.approx(0.125)
+    assert -1.0 <= rl.success_delta.low < 0.125 < rl.success_delta.high <= 1.0
     assert list(rl.by_family) == ["weather", "chain"]
     weather, chain = rl.by_family["weather"], rl.by_family["chain"]
     assert (weather.episodes, weather.success, weather.paired_tasks) == (4, 1.0, 2)
-    assert weather.success_delta == pytest.approx((1.0, 0.0))
-    assert chain.success == 0.25 and chain.success_delta == pytest.approx((-0.75, 0.25))
+    assert weather.success_delta is not None and weather.success_delta.estimate == 1.0
+    assert weather.success_delta.low == weather.success_delta.high == 1.0
+    # c1: 0 − 1; c2: 0.5 − 1: the interval spans the two tasks' differences.
+    assert chain.success == 0.25 and chain.success_delta is not None
+    assert (chain.success_delta.estimate, chain.success_delta.low, chain.success_delta.high) == (
+        pytest.approx(-0.75),
+        pytest.approx(-1.0),
+        pytest.approx(-0.5),
+    )
     # c1: 0.75 − 0.5; c2: (0.75 + 1.0) / 2 − 0.5.
-    assert chain.facts_delta == pytest.approx((0.3125, 0.0625))
+    assert chain.facts_delta is not None
+    assert chain.facts_delta.estimate == pytest.approx(0.3125)
     assert base.by_family["chain"].success_delta is None
     table = pooled_family_table(pooled)
     assert table.splitlines()[0] == "| policy | weather | chain |"
     assert "| start | 0.000 (4) | 1.000 (4) |" in table
-    assert "| rl | 1.000 (4), Δ +1.000 ± 0.000 | 0.250 (4), Δ -0.750 ± 0.250 |" in table
+    assert (
+        "| rl | 1.000 (4), Δ +1.000 [+1.000, +1.000] | 0.250 (4), Δ -0.750 [-1.000, -0.500] |"
+        in table
+    )
     # A label evaluated on one family only shows "-" under the other.
     weather_only = rl.model_copy(update={"label": "w", "by_family": {"weather": weather}})
     mixed = pooled_family_table([*pooled, weather_only])
-    assert "| w | 1.000 (4), Δ +1.000 ± 0.000 | - |" in mixed
+    assert "| w | 1.000 (4), Δ +1.000 [+1.000, +1.000] | - |" in mixed
     args = ["pool", "--episodes", f"start={tmp_path / 's.jsonl'}"]
     result = CliRunner().invoke(rl_app, [*args, "--episodes", f"rl={tmp_path / 'f.jsonl'}"])
     assert result.exit_code == 0 and "success per family" in result.output
@@ -175,7 +200,7 @@ def test_pool_command_prints_the_table_and_writes_json(
     assert "| rl | 1 (0.750) | 4 | 2 | 0.750 |" in result.output
     rows = json.loads(out.read_text(encoding="utf-8"))
     assert [row["label"] for row in rows] == ["start", "rl"]
-    assert rows[1]["success_delta"] == pytest.approx([0.5, 0.0])
+    assert rows[1]["success_delta"] == {"estimate": 0.5, "low": 0.5, "high": 0.5, "n": 2}
     assert rows[1]["by_family"]["f"]["success"] == 0.75
     assert "per family" not in result.output  # one family: the overall table says it all
     assert png.read_bytes().startswith(b"\x89PNG")

@@ -8,6 +8,7 @@ import pytest
 
 from mcp_servers.toolenv import generate_tasks
 from paraagent_runtime.errors import ConfigError
+from training.experiments.heldout import HELDOUT
 from training.experiments.probe import probe_gradient
 from training.rl import RLTrainer
 
@@ -20,7 +21,7 @@ FAMILIES = ["city_pair_facts"]
 def recorded(cold_start: Path, tmp_path: Path) -> Path:
     """Two held-out tasks, two sampled episodes each, as an ablation's start evaluation keeps."""
     config = _config(cold_start, tmp_path / "eval", task_families=FAMILIES)
-    tasks = generate_tasks(2, seed=config.task_seed, split="test-seen", families=FAMILIES)
+    tasks = generate_tasks(2, seed=config.task_seed, split=HELDOUT, families=FAMILIES)
     trainer = RLTrainer(config)
     path = tmp_path / "heldout.jsonl"
     trainer.evaluate(tasks, samples=2, temperature=1.0, episodes=path)
