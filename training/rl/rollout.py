@@ -88,8 +88,7 @@ class OnnxRollouts:
     """Rollouts from ONNX Runtime GenAI on the CPU, its export's weights rewritten per update.
 
     Args:
-        config: The run's configuration (``output_dir``, ``max_length``, ``tasks_per_step``,
-            ``group_size``).
+        config: The run's configuration (``output_dir``, ``tasks_per_step``, ``group_size``).
         base_model: The base model directory (the adapter is trained on top of it).
 
     Raises:
@@ -100,11 +99,10 @@ class OnnxRollouts:
     def __init__(self, config: RLConfig, base_model: Path) -> None:
         from paraagent_runtime.policy import OnnxGenAIPolicy
 
+        # One kept sequence per concurrent rollout, each holding the model's whole context (a
+        # turn past max_length still generates, as with transformers; training truncates it).
         self._onnx = OnnxGenAIPolicy(
-            base_model,
-            model_name="rl-policy",
-            max_context=config.max_length,
-            slots=config.tasks_per_step * config.group_size,
+            base_model, model_name="rl-policy", slots=config.tasks_per_step * config.group_size
         )
         self.policy: Policy = self._onnx
         self._exports = config.output_dir / EXPORTS_DIR
