@@ -9,7 +9,7 @@ so :func:`~training.algo.tokens.episode_rows` never re-tokenizes text.
   (built once, cached); after each update the adapter's merged linear weights are written into a
   copy of that export (:mod:`paraagent_runtime.policy.ort_weights`, seconds instead of a rebuild)
   and the engine loads it. The loss's log-probs are still recomputed by the trained model, so
-  training does not depend on the engine's numerics (its sampling log-probs agree to ~1e-5).
+  training does not depend on the engine's numerics (its sampling log-probs agree to ~2e-5).
 - ``vllm`` (colocate, one node): an in-process ``VLLMPolicy`` on the trainer's GPU with
   ``enable_lora``; after each update the adapter is saved and the engine switches to it.
 - ``vllm_server`` (several nodes): a ``vllm serve --enable-lora`` endpoint reached through the
