@@ -454,9 +454,12 @@ class CatalogTaskGenerator:
             return None
         nodes = [first]
         if rng.random() < 0.3:
+            recorded = len(trace.calls)
             second = self._call(trace, tool.record, rng)
             if second is not None and trace.calls[-1].arguments != trace.calls[0].arguments:
                 nodes.append(second)
+            elif len(trace.calls) > recorded:
+                trace.discard_last()
         labels = self._facts(trace, nodes[0], rng, rng.choice((1, 2)))
         if not labels:
             return None

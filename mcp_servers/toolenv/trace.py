@@ -65,6 +65,18 @@ class Trace:
         )
         return node
 
+    def discard_last(self) -> None:
+        """Drop the last call and its output: a draw the task will not use must not stay gold.
+
+        Raises:
+            ValueError: The last call already feeds a recorded answer fact.
+        """
+        node = self.calls[-1].id
+        if any(fact.source.split(".", 1)[0] == node for fact in self.facts):
+            raise ValueError(f"{node} feeds an answer fact; it cannot be discarded")
+        self.calls.pop()
+        del self.outputs[node]
+
     def get(self, reference: str) -> Any:
         """The value at ``"<node>.<path>"`` in the outputs so far."""
         return resolve_path(self.outputs, reference)

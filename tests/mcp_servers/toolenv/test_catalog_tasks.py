@@ -366,3 +366,11 @@ def test_a_name_is_grounded_by_what_it_names() -> None:
         response = grounded_response(record, {}, seed=seed)
         # Top-level fields belong to the operation's object (a language); nested ones to theirs.
         assert response["name"] in _LANGUAGES and response["country"]["name"] in _COUNTRIES
+
+
+def test_no_gold_call_is_drawn_twice_or_left_unused(real_records: list[ToolRecord]) -> None:
+    tasks = generate_catalog_tasks(real_records, 60, seed=1, split="train", holdout=HOLDOUT)
+    for task in tasks:
+        calls = [(call.tool, repr(sorted(call.arguments.items()))) for call in task.calls]
+        assert len(calls) == len(set(calls)), task.id
+        assert len(task.pinned) == len(task.calls), task.id
