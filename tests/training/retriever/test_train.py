@@ -37,6 +37,7 @@ def test_a_tiny_run_writes_an_adapter_the_encoder_merges(
         max_seq_length=32,
         lora_rank=2,
         learning_rate=5e-3,
+        threads=None,  # leave the test session's torch threads alone
     )
     run = train_retriever(config)
     assert run.summary["steps"] == 2
