@@ -99,6 +99,7 @@ class ChatApp(App[None]):
         policy_factory: builds a policy for ``/model SPEC`` (default
             :func:`~tui.models.default_policy_factory`, the ``--policy`` specs).
         dark: start with the dark theme (Ctrl+T toggles).
+        notice: a line shown as a notification at start.
         show_timings: show measured latencies (turn them off for reproducible screenshots).
     """
 
@@ -129,9 +130,11 @@ class ChatApp(App[None]):
         policy_factory: PolicyFactory | None = None,
         dark: bool = True,
         show_timings: bool = True,
+        notice: str | None = None,
     ) -> None:
         super().__init__()
         self.show_timings = show_timings
+        self.notice = notice
         self.policy = policy
         self.toolspace = toolspace
         self.agent_config = agent_config or AgentConfig()
@@ -175,6 +178,8 @@ class ChatApp(App[None]):
         self._show_session()
         self._show_sources(loading=True)
         self.query_one(Prompt).focus()
+        if self.notice:
+            self.notify(self.notice, timeout=15, markup=False)
         self.prepare()
 
     async def on_unmount(self) -> None:
@@ -604,6 +609,7 @@ def run_chat(
     resume: bool = False,
     policy_factory: PolicyFactory | None = None,
     dark: bool = True,
+    notice: str | None = None,
 ) -> None:
     """Open the chat TUI (blocks until the user quits); the policy and toolspace are closed at exit.
 
@@ -616,6 +622,7 @@ def run_chat(
         resume: reopen the latest conversation.
         policy_factory: builds the policy for ``/model NAME``.
         dark: start with the dark theme.
+        notice: a line shown as a notification at start (e.g. that the default is a demo model).
     """
     ChatApp(
         policy=policy,
@@ -626,4 +633,5 @@ def run_chat(
         resume=resume,
         policy_factory=policy_factory,
         dark=dark,
+        notice=notice,
     ).run()

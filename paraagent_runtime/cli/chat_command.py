@@ -85,6 +85,7 @@ def chat_command(
     from tui.app import run_chat
 
     from ..agent import AgentConfig
+    from .output import default_model_notice
 
     choice = choose_tools(mcp_config, toolenv)
     sources = toolenv_sources(choice, seed=seed)
@@ -105,4 +106,5 @@ def chat_command(
         resume=resume,
         policy_factory=build_policy,
         dark=not light,
+        notice=default_model_notice(policy),
     )

@@ -210,3 +210,11 @@ async def test_model_default_factory_is_policy_from_spec(make_app, tmp_path, mon
         await submit(pilot, "hello")
         await settle(pilot)
         assert app.exchanges == [("hello", "from the file")]
+
+
+async def test_a_start_notice_is_shown_in_full(make_app) -> None:
+    notice = "the default policy is a 135M demo model; --policy openai:MODEL for a capable one"
+    app = make_app([], notice=notice)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert any(n.message == notice for n in app._notifications)
