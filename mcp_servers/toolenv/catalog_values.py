@@ -21,6 +21,7 @@ from typing import Any
 from .generic import generate_response
 from .records import ToolRecord
 from .world import World
+from .world_data import _FIRST, _LAST
 
 __all__ = [
     "argument_value",
@@ -35,47 +36,6 @@ _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _MAX_FACT_CHARS = 60
 
-_FIRST = (
-    "Anna",
-    "Ben",
-    "Chloe",
-    "David",
-    "Elena",
-    "Farid",
-    "Grace",
-    "Hiro",
-    "Ines",
-    "Jonas",
-    "Kavya",
-    "Liam",
-    "Maya",
-    "Noah",
-    "Olga",
-    "Pablo",
-    "Rosa",
-    "Sven",
-    "Tara",
-    "Yusuf",
-)
-_LAST = (
-    "Schmidt",
-    "Okafor",
-    "Dubois",
-    "Kim",
-    "Rossi",
-    "Haddad",
-    "Larsen",
-    "Tanaka",
-    "Garcia",
-    "Novak",
-    "Patel",
-    "Walsh",
-    "Cohen",
-    "Silva",
-    "Moreno",
-    "Baker",
-    "Lindqvist",
-)
 _CITIES = (
     "Lisbon",
     "Osaka",
