@@ -7,6 +7,8 @@ import pytest
 
 from training.demos import DemoBuild, DemoConfig, build_demos
 
+from ..catalog_fixture import small_real_sources
+
 
 @pytest.fixture(scope="session")
 def demo_build(tmp_path_factory: pytest.TempPathFactory) -> DemoBuild:
@@ -20,33 +22,11 @@ def demo_build(tmp_path_factory: pytest.TempPathFactory) -> DemoBuild:
 @pytest.fixture(scope="session")
 def catalog_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small real catalog file: AWS s3/sqs/dynamodb and six Google discovery documents."""
-    from mcp_servers.toolenv.catalog import botocore_source, build_catalog, google_source
+    from mcp_servers.toolenv.catalog import build_catalog
     from mcp_servers.toolenv.catalog.store import save_catalog
 
     root = tmp_path_factory.mktemp("catalog")
-    aws, google = botocore_source.default_path(), google_source.default_path()
-    assert aws is not None and google is not None
-    linked: dict[str, list[Path]] = {
-        "botocore": [aws / name for name in ("s3", "sqs", "dynamodb")],
-        "google": [
-            google / f"{name}.json"
-            for name in (
-                "tasks.v1",
-                "drive.v3",
-                "youtube.v3",
-                "books.v1",
-                "bigquery.v2",
-                "dataproc.v1",
-            )
-        ],
-    }
-    sources = {}
-    for name, paths in linked.items():
-        folder = root / name
-        folder.mkdir()
-        for path in paths:
-            (folder / path.name).symlink_to(path)
-        sources[name] = folder
+    sources = small_real_sources(root)
     return save_catalog(build_catalog(sources, progress=False), root / "catalog.jsonl.gz")
 
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from mcp_servers.toolenv import execute_gold
 from mcp_servers.toolenv.arguments import sample_arguments
-from mcp_servers.toolenv.catalog import botocore_source, build_catalog, google_source
+from mcp_servers.toolenv.catalog import build_catalog
 from mcp_servers.toolenv.catalog_phrasing import FRAMES, action, field_phrase, service
 from mcp_servers.toolenv.catalog_tasks import (
     CatalogHoldout,
@@ -36,40 +35,16 @@ from paraagent_runtime.checker import check_answer
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.tasks import resolve_path
 
+from ...catalog_fixture import small_real_sources
+
 HOLDOUT = CatalogHoldout(categories=frozenset({"media"}), providers=frozenset({"aws_sqs"}))
-
-
-def _link(target: Path, sources: list[Path]) -> Path:
-    target.mkdir(parents=True)
-    for source in sources:
-        (target / source.name).symlink_to(source)
-    return target
 
 
 @pytest.fixture(scope="module")
 def real_records(tmp_path_factory: pytest.TempPathFactory) -> list[ToolRecord]:
     """~600 real records: AWS s3/sqs/dynamodb and Google dataproc (cloud), drive/tasks
     (productivity), youtube/books (media) and bigquery (analytics)."""
-    root = tmp_path_factory.mktemp("catalog")
-    aws, google = botocore_source.default_path(), google_source.default_path()
-    assert aws is not None and google is not None
-    sources = {
-        "botocore": _link(root / "b", [aws / "s3", aws / "sqs", aws / "dynamodb"]),
-        "google": _link(
-            root / "g",
-            [
-                google / f"{n}.json"
-                for n in (
-                    "tasks.v1",
-                    "drive.v3",
-                    "youtube.v3",
-                    "books.v1",
-                    "bigquery.v2",
-                    "dataproc.v1",
-                )
-            ],
-        ),
-    }
+    sources = small_real_sources(tmp_path_factory.mktemp("catalog"))
     return list(build_catalog(sources, progress=False).records)
 
 
