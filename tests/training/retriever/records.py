@@ -5,12 +5,15 @@ from __future__ import annotations
 from mcp_servers.toolenv.records import ToolRecord
 
 
-def make_record(provider: str, name: str, category: str, source: str = "openapi") -> ToolRecord:
+def make_record(
+    provider: str, name: str, category: str, source: str = "openapi", license: str = ""
+) -> ToolRecord:
     return ToolRecord(
         name=name,
         provider=provider,
         category=category,
         source=source,
+        license=license,
         description=f"Returns the {name.replace('_', ' ')} of a city. Paginated.",
         input_schema={
             "type": "object",

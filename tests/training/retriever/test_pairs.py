@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -14,11 +16,16 @@ from tests.training.retriever.records import RECORDS, make_record
 from training.config import load_config
 from training.retriever import RetrieverTrainConfig
 from training.retriever.pairs import (
+    TRAINING_QUERY_SET_LICENSES,
+    TRAINING_SOURCE_LICENSES,
     benchmark_pairs,
     build_pairs,
+    commercially_usable,
     synthesize_queries,
     trainable_records,
 )
+
+_SHIPPED = Path(__file__).parents[3] / "paraagent_runtime/retrieval/models/toolspace-minilm"
 
 
 def test_trainable_records_leave_out_other_sources_and_the_holdout() -> None:
@@ -59,7 +66,8 @@ def test_benchmark_pairs_make_one_pair_per_gold_tool() -> None:
     query = RetrievalQuery(
         "q1", "forecast and alerts for Oslo", "seal", "dev", gold=(tools[0].id, tools[1].id)
     )
-    pairs = benchmark_pairs([RetrievalBench(tools=tools, queries=[query])], seed=0)
+    bench = RetrievalBench(tools=tools, queries=[query], name="seal-tools")
+    pairs = benchmark_pairs([bench], seed=0)
     assert [pair.tool_id for pair in pairs] == [tools[0].id, tools[1].id]
     assert all(pair.kind == "benchmark" and pair.query == query.text for pair in pairs)
     assert pairs[0].positive == tool_document(tools[0])
@@ -74,3 +82,51 @@ def test_config_validates_and_reads_assignments() -> None:
         RetrieverTrainConfig(batch_size=0)
     with pytest.raises(ConfigError, match="holdout_rate"):
         RetrieverTrainConfig(holdout_rate=1.0)
+
+
+def test_no_training_pair_comes_from_a_non_commercial_source() -> None:
+    permissive = [
+        make_record(f"{source}_p{i}", f"get_{thing}", f"c{i}", source=source, license="MIT")
+        for i, source in enumerate(TRAINING_SOURCE_LICENSES)
+        for thing in ("forecast", "alerts")
+    ]
+    non_commercial = [
+        make_record("rapidapi_weather", "get_forecast", "c0", "stabletoolbench", "CC-BY-NC-4.0"),
+        make_record("rapidapi_geo", "get_alerts", "c1", source="openapi"),
+        make_record("nc_server", "get_stations", "c2", "toucan", "CC BY-NC-SA 4.0"),
+        make_record("nc_other", "list_stations", "c3", "toucan", "Non-commercial use only"),
+    ]
+    everything = [*permissive, *non_commercial]
+    assert not any(commercially_usable(record) for record in non_commercial)
+    sources = (*TRAINING_SOURCE_LICENSES, "stabletoolbench")
+    kept = trainable_records(everything, sources=sources, holdout_rate=0.01)
+    assert kept and all(commercially_usable(record) for record in kept)
+    pairs = build_pairs(kept, queries_per_tool=2, multi_intent_share=0.5, max_pairs=1000, seed=0)
+    refused = {tool_document(record.to_spec()) for record in non_commercial}
+    allowed = {record.id for record in permissive}
+    assert pairs
+    for pair in pairs:
+        assert pair.tool_id in allowed
+        assert pair.positive not in refused and pair.negative not in refused
+
+
+def test_non_commercial_sources_and_query_sets_are_refused() -> None:
+    assert set(RetrieverTrainConfig().sources) <= set(TRAINING_SOURCE_LICENSES)
+    assert set(RetrieverTrainConfig().query_sets) <= set(TRAINING_QUERY_SET_LICENSES)
+    with pytest.raises(ConfigError, match="stabletoolbench"):
+        RetrieverTrainConfig(sources=("openapi", "stabletoolbench"))
+    with pytest.raises(ConfigError, match="stabletoolbench"):
+        RetrieverTrainConfig(query_sets=("stabletoolbench",))
+    tools = [record.to_spec() for record in RECORDS[:2]]
+    query = RetrievalQuery("q1", "forecast for Oslo", "stb", "train", gold=(tools[0].id,))
+    with pytest.raises(ConfigError, match="stabletoolbench"):
+        benchmark_pairs([RetrievalBench(tools=tools, queries=[query])], seed=0)
+
+
+def test_the_shipped_adapter_was_trained_on_permissive_sources_only() -> None:
+    summary = json.loads((_SHIPPED / "training_summary.json").read_text(encoding="utf-8"))
+    assert summary["tools_by_source"]
+    assert set(summary["tools_by_source"]) <= set(TRAINING_SOURCE_LICENSES)
+    assert set(summary["config"]["query_sets"]) <= set(TRAINING_QUERY_SET_LICENSES)
+    card = (_SHIPPED / "README.md").read_text(encoding="utf-8")
+    assert all(licence in card for licence in TRAINING_SOURCE_LICENSES.values())
