@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -53,3 +54,12 @@ def run_python(code: str, *, blocked: frozenset[str] = frozenset(), timeout: flo
         timeout=timeout,
         env={**os.environ, "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"},
     )
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` for a child a test interrupts: SIGINT back to its default disposition.
+
+    A test runner started in the background (``cmd &`` without job control, as some CI harnesses
+    do) ignores SIGINT, and children inherit that; Python then never raises KeyboardInterrupt.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

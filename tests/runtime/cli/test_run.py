@@ -15,7 +15,7 @@ from paraagent_runtime.cli import main
 from paraagent_runtime.cli.output import DEMO_MODEL_NOTICE
 from paraagent_runtime.trajectory import read_episodes
 
-from .helpers import PARAAGENT, run_cli
+from .helpers import PARAAGENT, default_sigint, run_cli
 
 DEMO_SERVER = Path(__file__).parents[1] / "mcp" / "demo_server.py"
 
@@ -143,7 +143,12 @@ def test_ctrl_c_keeps_the_running_episode_as_interrupted(tmp_path) -> None:
     ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
     child = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=default_sigint,
     )
     try:
         assert child.stdout is not None

@@ -10,7 +10,7 @@ import subprocess
 
 import aiohttp
 
-from .helpers import PARAAGENT, run_cli
+from .helpers import PARAAGENT, default_sigint, run_cli
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 
@@ -38,6 +38,7 @@ async def test_serve_model_announces_itself_and_refuses_another_model(tmp_path) 
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=default_sigint,
     )
     try:
         assert child.stderr is not None
