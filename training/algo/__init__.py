@@ -6,14 +6,17 @@ No trainer framework is imported here, so the same functions run in CPU tests an
 from __future__ import annotations
 
 from .advantages import (
+    ESTIMATORS,
     AdvantageConfig,
     Estimator,
     dr_grpo_advantages,
     gdpo_advantages,
     group_normalize,
     grpo_advantages,
+    level_rewards,
     masked_whiten,
     multilevel_turn_advantages,
+    summed_rewards,
     token_advantages,
     turn_advantages,
     zero_variance_share,
@@ -41,6 +44,7 @@ from .rewards import (
 from .tokens import TokenBatch, TokenRow, collate, episode_rows
 
 __all__ = [
+    "ESTIMATORS",
     "AdvantageConfig",
     "Aggregation",
     "EpisodeRewards",
@@ -63,12 +67,14 @@ __all__ = [
     "gradient_noise",
     "grpo_advantages",
     "kept_logprobs",
+    "level_rewards",
     "logit_positions",
     "masked_whiten",
     "multilevel_turn_advantages",
     "policy_loss",
     "score_episode",
     "sequence_logprobs",
+    "summed_rewards",
     "token_advantages",
     "token_weights",
     "turn_advantages",

@@ -4,16 +4,35 @@ Every estimator normalizes rewards *within a rollout group* (the rollouts of one
 its seed and so its world). Groups whose rewards are all equal carry no signal and get exactly zero
 advantage before any batch whitening, never NaN.
 
-- ``grpo``: ``(r - mean_g) / std_g`` of the trajectory reward.
-- ``dr_grpo``: ``r - mean_g`` (no std scaling, Dr.GRPO).
-- ``gdpo``: each trajectory reward component normalized in its group, the weighted sum, then
-  whitened over the batch (GDPO).
+An episode has three reward levels (:class:`~training.algo.rewards.EpisodeRewards`): its
+trajectory reward ``R_traj``, its phase rewards ``p_1..p_m`` (one per explore/execute segment) and
+its step rewards ``s_1..s_n`` (one per turn). Its **summed multi-level reward** is the scalar
+
+    ``R_sum = alpha * R_traj + beta * mean(p_1..p_m) + lam * mean(s_1..s_n)``
+
+(a mean over no phase or no step is 0), with the weights ``alpha``, ``beta``, ``lam`` the
+multi-level estimator uses. Means, not sums, so a longer episode does not collect more process
+reward by being longer. The estimators:
+
+- ``grpo``: ``(R_traj - mean_g) / std_g``, every turn of the episode gets it (trajectory only).
+- ``dr_grpo``: ``R_traj - mean_g`` (no std scaling, Dr.GRPO).
+- ``grpo_summed``: GRPO of ``R_sum``: the same information as ``multilevel`` and ``gdpo``, but
+  the three levels are summed *before* one joint group normalization; broadcast to every turn.
+- ``gdpo``: each of the three levels (``R_traj``, ``mean(p)``, ``mean(s)``) normalized in its
+  group on its own, the ``alpha``/``beta``/``lam``-weighted sum, then whitened over the batch's
+  episodes (GDPO: decoupled normalization per reward, one advantage per episode). Every column is
+  centred in its group, so the batch mean is 0 by construction; whitening divides by the batch
+  std only, and a no-signal group stays exactly 0.
 - ``multilevel``: trajectory, phase and step rewards each normalized in their own pools (the
   trajectory rewards of a group; phases and steps of a group pooled by kind, explore/execute, or
   all together), combined per turn as ``A = alpha*traj + beta*phase + lam*step``; the trainer
   broadcasts turn advantages to tokens and whitens them over the assistant tokens of the batch.
   Whitening re-centres on the batch's token mean by default, which shifts a no-signal group's
   tokens off zero too; ``whiten_center: false`` divides by the std only and keeps them at zero.
+
+``grpo_summed``, ``gdpo`` and ``multilevel`` see exactly the same reward information; they differ
+only in where it is normalized (jointly, per level per episode, per level per turn) and so isolate
+decoupling from "process reward vs none" (``grpo`` is the trajectory-only floor).
 
 With any estimator, ``negative_weight`` scales the negative token advantages last: 1 is the
 estimator as published, 0 reinforces only better-than-group tokens (positive-sample
@@ -25,7 +44,8 @@ Standard deviations are population ones (``ddof=0``).
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+import statistics
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -43,16 +63,19 @@ __all__ = [
     "gdpo_advantages",
     "grpo_advantages",
     "group_normalize",
+    "level_rewards",
     "masked_whiten",
     "multilevel_turn_advantages",
+    "summed_rewards",
     "token_advantages",
     "turn_advantages",
     "zero_variance_share",
 ]
 
-Estimator = Literal["grpo", "dr_grpo", "gdpo", "multilevel"]
+Estimator = Literal["grpo", "dr_grpo", "grpo_summed", "gdpo", "multilevel"]
 Pooling = Literal["kind", "all"]
-_ESTIMATORS = ("grpo", "dr_grpo", "gdpo", "multilevel")
+ESTIMATORS: tuple[str, ...] = ("grpo", "dr_grpo", "grpo_summed", "gdpo", "multilevel")
+"""Every estimator's name (one home: the config, the CLI help and the ablation read it)."""
 _POOLINGS = ("kind", "all")
 
 
@@ -61,10 +84,12 @@ class AdvantageConfig:
     """How rewards become advantages.
 
     Parameters:
-        estimator (`str`, defaults to `"multilevel"`): `grpo`, `dr_grpo`, `gdpo` or `multilevel`.
-        alpha (`float`, defaults to `1.0`): multilevel weight of the trajectory advantage.
-        beta (`float`, defaults to `0.5`): multilevel weight of the phase advantage.
-        lam (`float`, defaults to `0.5`): multilevel weight of the step advantage.
+        estimator (`str`, defaults to `"multilevel"`): `grpo`, `dr_grpo`, `grpo_summed`, `gdpo`
+            or `multilevel`.
+        alpha (`float`, defaults to `1.0`): weight of the trajectory level (multilevel,
+            grpo_summed, gdpo).
+        beta (`float`, defaults to `0.5`): weight of the phase level (the same three).
+        lam (`float`, defaults to `0.5`): weight of the step level (the same three).
         step_pooling (`str`, defaults to `"kind"`): normalize step rewards per group and turn kind
             (`kind`: explore, execute and final turns apart) or per group (`all`).
         phase_pooling (`str`, defaults to `"kind"`): the same for phase segments.
@@ -77,10 +102,12 @@ class AdvantageConfig:
         eps (`float`, defaults to `1e-6`): added to standard deviations.
     """
 
-    estimator: Estimator = option("multilevel", help="grpo, dr_grpo, gdpo or multilevel.")
-    alpha: float = option(1.0, help="Multilevel weight of the trajectory advantage.")
-    beta: float = option(0.5, help="Multilevel weight of the phase advantage.")
-    lam: float = option(0.5, help="Multilevel weight of the step advantage.")
+    estimator: Estimator = option(
+        "multilevel", help="grpo, dr_grpo, grpo_summed, gdpo or multilevel."
+    )
+    alpha: float = option(1.0, help="Weight of the trajectory level (multilevel, summed, gdpo).")
+    beta: float = option(0.5, help="Weight of the phase level (multilevel, summed, gdpo).")
+    lam: float = option(0.5, help="Weight of the step level (multilevel, summed, gdpo).")
     step_pooling: Pooling = option(
         "kind", help="Pool steps per group by turn kind (kind) or not (all)."
     )
@@ -97,10 +124,10 @@ class AdvantageConfig:
     eps: float = option(1e-6, help="Added to standard deviations.")
 
     def __post_init__(self) -> None:
-        if self.estimator not in _ESTIMATORS:
+        if self.estimator not in ESTIMATORS:
             raise ConfigError(
                 f"AdvantageConfig.estimator: unknown {self.estimator!r} "
-                f"(use one of {', '.join(_ESTIMATORS)})"
+                f"(use one of {', '.join(ESTIMATORS)})"
             )
         for name in ("step_pooling", "phase_pooling"):
             if getattr(self, name) not in _POOLINGS:
@@ -221,6 +248,9 @@ def gdpo_advantages(
 ) -> torch.Tensor:
     """GDPO: standardize each reward column in its group, take the weighted sum, whiten the batch.
 
+    Every column is centred in its group, so the weighted sum has batch mean 0: whitening only
+    divides by the batch std, and a group with no signal in any column stays exactly 0.
+
     Args:
         rewards: ``[N, K]`` — N rollouts, K reward components.
         groups: One group key per rollout.
@@ -238,7 +268,35 @@ def gdpo_advantages(
         )
     columns = [group_normalize(rewards[:, k], groups, eps=eps) for k in range(rewards.shape[1])]
     combined = torch.stack(columns, dim=1) @ weights if columns else torch.zeros(rewards.shape[0])
-    return masked_whiten(combined, eps=eps)
+    return masked_whiten(combined, eps=eps, center=False)
+
+
+def level_rewards(rewards: Sequence[EpisodeRewards]) -> torch.Tensor:
+    """``[N, 3]``: each episode's trajectory reward, mean phase reward and mean step reward.
+
+    A mean over no phase (or no step) is 0.
+    """
+    rows = [
+        [
+            episode.trajectory,
+            statistics.fmean(p.value for p in episode.phases) if episode.phases else 0.0,
+            statistics.fmean(s.value for s in episode.steps) if episode.steps else 0.0,
+        ]
+        for episode in rewards
+    ]
+    return torch.tensor(rows, dtype=torch.float64).reshape(len(rows), 3)
+
+
+def summed_rewards(rewards: Sequence[EpisodeRewards], config: AdvantageConfig) -> torch.Tensor:
+    """Each episode's summed multi-level reward: ``alpha*traj + beta*mean(phase) + lam*mean(step)``.
+
+    The scalar ``grpo_summed`` normalizes (see the module docstring).
+    """
+    return level_rewards(rewards) @ _level_weights(config)
+
+
+def _level_weights(config: AdvantageConfig) -> torch.Tensor:
+    return torch.tensor([config.alpha, config.beta, config.lam], dtype=torch.float64)
 
 
 def multilevel_turn_advantages(
@@ -291,17 +349,12 @@ def multilevel_turn_advantages(
 
 
 def turn_advantages(
-    rewards: Sequence[EpisodeRewards],
-    groups: Sequence[Hashable],
-    config: AdvantageConfig,
-    *,
-    component_weights: Mapping[str, float] | None = None,
+    rewards: Sequence[EpisodeRewards], groups: Sequence[Hashable], config: AdvantageConfig
 ) -> list[list[float]]:
     """Advantages per episode and turn for the configured estimator.
 
-    Trajectory-level estimators (``grpo``, ``dr_grpo``, ``gdpo``) give every turn of an episode the
-    episode's advantage; ``gdpo`` normalizes the trajectory reward components (correct, format,
-    efficiency, facts) separately and weights them by ``component_weights`` (default 1 each).
+    Episode-level estimators (``grpo``, ``dr_grpo``, ``grpo_summed``, ``gdpo``) give every turn of
+    an episode the episode's advantage; ``multilevel`` gives each turn its own.
     """
     if config.estimator == "multilevel":
         return multilevel_turn_advantages(rewards, groups, config)
@@ -310,14 +363,12 @@ def turn_advantages(
         episode_adv = grpo_advantages(values, groups, eps=config.eps)
     elif config.estimator == "dr_grpo":
         episode_adv = dr_grpo_advantages(values, groups)
+    elif config.estimator == "grpo_summed":
+        episode_adv = grpo_advantages(summed_rewards(rewards, config), groups, eps=config.eps)
     else:
-        names = sorted({name for r in rewards for name in r.trajectory_components})
-        matrix = torch.tensor(
-            [[r.trajectory_components.get(name, 0.0) for name in names] for r in rewards],
-            dtype=torch.float64,
-        ).reshape(len(rewards), len(names))
-        weights = [(component_weights or {}).get(name, 1.0) for name in names]
-        episode_adv = gdpo_advantages(matrix, groups, weights, eps=config.eps)
+        episode_adv = gdpo_advantages(
+            level_rewards(rewards), groups, _level_weights(config), eps=config.eps
+        )
     return [[float(episode_adv[i])] * r.n_turns for i, r in enumerate(rewards)]
 
 

@@ -339,9 +339,7 @@ class RLTrainer:
             score_episode(episode, task, config.reward)
             for episode, task in zip(episodes, tasks, strict=True)
         ]
-        per_turn = turn_advantages(
-            rewards, groups, config.advantage, component_weights=config.reward.trajectory_weights()
-        )
+        per_turn = turn_advantages(rewards, groups, config.advantage)
         per_turn += [
             [config.replay.advantage] * (1 + max((t.index for t in e.turns), default=-1))
             for e in replayed

@@ -16,8 +16,10 @@ from training.algo import (
     gdpo_advantages,
     group_normalize,
     grpo_advantages,
+    level_rewards,
     masked_whiten,
     multilevel_turn_advantages,
+    summed_rewards,
     token_advantages,
     turn_advantages,
     zero_variance_share,
@@ -62,6 +64,58 @@ def test_gdpo_normalizes_each_reward_then_whitens() -> None:
         gdpo_advantages(rewards, ["g"] * 4, [1.0])
 
 
+def _same_signal_batch() -> tuple[list[EpisodeRewards], list[str]]:
+    """Group t: levels (traj, mean phase, mean step) = (1, 1, 1), (0, 0, 0), (0, 1, 1); group z:
+    two identical episodes (no signal)."""
+
+    def levels(traj: float, process: float) -> EpisodeRewards:
+        return episode(
+            [("explore", process), ("final", process)], [("explore", [0], process)], traj
+        )
+
+    same = levels(1.0, 0.5)
+    return [levels(1.0, 1.0), levels(0.0, 0.0), levels(0.0, 1.0), same, same], list("tttzz")
+
+
+def test_the_decoupling_arms_by_hand_see_the_same_rewards() -> None:
+    rewards, groups = _same_signal_batch()
+    config = AdvantageConfig(alpha=1.0, beta=0.5, lam=0.5)
+    assert level_rewards(rewards)[:3].tolist() == [[1, 1, 1], [0, 0, 0], [0, 1, 1]]
+    # Summed: 1 + 0.5 + 0.5 = 2, 0, 1 -> GRPO of [2, 0, 1]: ±sqrt(3/2) and 0.
+    assert summed_rewards(rewards, config)[:3].tolist() == [2.0, 0.0, 1.0]
+    expected = {
+        # Trajectory only: [1, 0, 0] -> sqrt(2), -1/sqrt(2), -1/sqrt(2).
+        "grpo": [2**0.5, -(0.5**0.5), -(0.5**0.5), 0.0, 0.0],
+        "grpo_summed": [SQRT_3_2, -SQRT_3_2, 0.0, 0.0, 0.0],
+        # Per level: traj [√2, -1/√2, -1/√2] + 0.5 * 2 * [1/√2, -√2, 1/√2] = [3/√2, -3/√2, 0];
+        # batch std over five episodes sqrt(9/5) -> ±sqrt(5/2), the no-signal group stays 0.
+        "gdpo": [2.5**0.5, -(2.5**0.5), 0.0, 0.0, 0.0],
+    }
+    for name, values in expected.items():
+        per_turn = turn_advantages(rewards, groups, AdvantageConfig(estimator=name))
+        assert [turns[0] for turns in per_turn] == pytest.approx(values, abs=1e-5), name
+        assert all(len(set(turns)) == 1 for turns in per_turn), name
+        assert per_turn[3] == per_turn[4] == [0.0, 0.0], name
+    multilevel = turn_advantages(rewards, groups, config)
+    # Turn 0 holds all three levels: 3/√2, -3/√2, 0, as GDPO's sum before whitening; the final
+    # turn has no phase: traj + 0.5 * step.
+    assert [turns[0] for turns in multilevel[:3]] == pytest.approx(
+        [3 * 0.5**0.5, -3 * 0.5**0.5, 0.0], abs=1e-5
+    )
+    assert multilevel[0][1] == pytest.approx(2**0.5 + 0.5 * 0.5**0.5, abs=1e-5)
+    assert multilevel[3] == multilevel[4] == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("estimator", ["grpo", "dr_grpo", "grpo_summed", "gdpo", "multilevel"])
+def test_a_batch_without_signal_gives_zeros_not_nan(estimator: str) -> None:
+    same = episode([("explore", 0.3), ("final", 0.2)], [("explore", [0], 0.4)], 1.0)
+    empty = episode([], [], 1.0)
+    per_turn = turn_advantages(
+        [same, same, empty, empty], ["a", "a", "b", "b"], AdvantageConfig(estimator=estimator)
+    )
+    assert per_turn == [[0.0, 0.0], [0.0, 0.0], [], []]
+
+
 def test_multilevel_by_hand_with_unequal_turn_counts() -> None:
     a = episode(
         [("explore", 1.0), ("execute", 2.0), ("final", 0.2)],
@@ -84,7 +138,7 @@ def test_multilevel_by_hand_with_unequal_turn_counts() -> None:
 def test_trajectory_estimators_broadcast_one_value_per_episode() -> None:
     a = episode([("explore", 1.0), ("final", 0.0)], [], 1.0)
     b = episode([("final", 0.0)], [], 0.0)
-    for name in ("grpo", "dr_grpo", "gdpo"):
+    for name in ("grpo", "dr_grpo", "grpo_summed", "gdpo"):
         per_turn = turn_advantages([a, b], [0, 0], AdvantageConfig(estimator=name))
         assert len(per_turn[0]) == 2 and len(per_turn[1]) == 1
         assert per_turn[0][0] == per_turn[0][1] > 0 > per_turn[1][0]
