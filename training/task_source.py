@@ -53,16 +53,25 @@ class TaskSource:
     distractors: int = option(
         48, help="Non-gold catalog tools in each catalog task's toolspace (search must pick)."
     )
+    preloaded_share: float = option(
+        0.0,
+        help="Share of the catalog tasks whose toolspace is small enough to be preloaded (every "
+        "tool listed with its schema from the start: no search, call at once).",
+    )
+    preloaded_distractors: int = option(
+        12, help="Non-gold tools in a preloaded catalog task's toolspace."
+    )
 
     def __post_init__(self) -> None:
         if self.kind not in TASK_SOURCES:
             raise ConfigError(
                 f"task_source.kind: unknown {self.kind!r}; use one of {', '.join(TASK_SOURCES)}"
             )
-        if not 0.0 <= self.catalog_share <= 1.0:
-            raise ConfigError(
-                f"task_source.catalog_share: must be within [0, 1], got {self.catalog_share}"
-            )
+        for name in ("catalog_share", "preloaded_share"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigError(
+                    f"task_source.{name}: must be within [0, 1], got {getattr(self, name)}"
+                )
         self.groups = tuple(self.groups)
         unknown = [group for group in self.groups if group not in CATALOG_GROUPS]
         if unknown or not self.groups:
@@ -70,8 +79,9 @@ class TaskSource:
                 f"task_source.groups: unknown {unknown or '(empty list)'}; "
                 f"choose from {', '.join(CATALOG_GROUPS)}"
             )
-        if self.distractors < 0:
-            raise ConfigError(f"task_source.distractors: must be >= 0, got {self.distractors}")
+        for name in ("distractors", "preloaded_distractors"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"task_source.{name}: must be >= 0, got {getattr(self, name)}")
         if self.catalog is not None:
             self.catalog = Path(self.catalog)
 
@@ -99,6 +109,15 @@ class TaskSource:
         if self.kind == "builtin":
             return 0
         return n if self.kind == "catalog" else round(n * self.catalog_share)
+
+    def distractors_for(self, task: Task) -> int:
+        """How many distractors the catalog task ``task`` gets.
+
+        ``preloaded_distractors`` when ``task`` is drawn (by its id, a share of
+        ``preloaded_share``) to be a preloaded task, ``distractors`` otherwise.
+        """
+        draw = random.Random(f"preloaded:{task.id}:{task.seed}").random()
+        return self.preloaded_distractors if draw < self.preloaded_share else self.distractors
 
 
 def is_catalog_task(task: Task) -> bool:
@@ -144,7 +163,7 @@ class TaskSet:
             return catalog_task_env(
                 task,
                 self.records,
-                distractors=self.source.distractors,
+                distractors=self.source.distractors_for(task),
                 failure_rate=self.failure_rate,
             )
         if self._builtin is None:

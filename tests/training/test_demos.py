@@ -274,6 +274,24 @@ async def test_mixed_demos_cover_catalog_providers_and_say_so_in_the_card(
     assert f"{coverage['providers']} providers, {coverage['categories']} categories" in card
 
 
+async def test_preloaded_catalog_demos_call_at_once_without_searching(
+    catalog_file, tmp_path
+) -> None:
+    source = {"kind": "catalog", "catalog": catalog_file, "preloaded_share": 1.0}
+    config = DemoConfig(
+        n_tasks=4, seed=1, balance_groups=False, recovery_prob=0.0, task_source=source,
+        output_dir=tmp_path,
+    )  # fmt: skip
+    build = await build_demos(config)
+    assert build.demos
+    for demo in build.demos:
+        assert "already loaded" in str(demo.messages[0].content)
+        turns = assistant_turns(demo.messages)
+        assert turns[0].phase == "execute"
+        called = {call.name for turn in turns for call in turn.calls}
+        assert called and not called & {"search_tools", "inspect_tool"}
+
+
 def test_a_phrasing_masks_values_but_keeps_the_wording() -> None:
     first = phrasing_of("Weather in Paris and Tokyo for 3 days from 2025-06-01?")
     assert first == phrasing_of("Weather in Cairo and Lima for 10 days from 2026-01-31?")

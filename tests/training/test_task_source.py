@@ -26,6 +26,8 @@ CONFIGS = Path(__file__).resolve().parents[2] / "training" / "configs"
         ({"catalog_share": 1.5}, "catalog_share"),
         ({"groups": ["G4"]}, "task_source.groups"),
         ({"distractors": -1}, "distractors"),
+        ({"preloaded_share": -0.1}, "preloaded_share"),
+        ({"preloaded_distractors": -1}, "preloaded_distractors"),
     ],
 )
 def test_bad_task_sources_are_refused(values: dict[str, object], message: str) -> None:
@@ -65,6 +67,19 @@ def test_mixed_task_sets_draw_both_kinds_and_run_each_in_its_own_world(catalog_f
     assert env.seed == task.seed
     builtin = next(task for task in task_set.tasks if not is_catalog_task(task))
     assert set(builtin.tools) <= {record.id for record in task_set.env_for(builtin).records}
+
+
+def test_a_preloaded_share_of_catalog_tasks_gets_few_distractors(catalog_file: Path) -> None:
+    source = TaskSource(
+        kind="catalog", catalog=catalog_file, distractors=40, preloaded_share=0.5,
+        preloaded_distractors=2,
+    )  # fmt: skip
+    task_set = build_task_set(source, 12, seed=2, split="train")
+    sizes = [len(task_set.env_for(task).records) - len(task.tools) for task in task_set.tasks]
+    assert set(sizes) == {2, 40}
+    assert sizes == [source.distractors_for(task) for task in task_set.tasks]
+    assert {TaskSource(kind="catalog", preloaded_share=share).distractors_for(task_set.tasks[0])
+            for share in (0.0, 1.0)} == {48, 12}  # fmt: skip
 
 
 def test_a_catalog_task_set_loads_the_catalog_only_when_a_catalog_task_needs_it(

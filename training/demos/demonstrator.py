@@ -83,6 +83,7 @@ class DemonstratorPolicy(Policy):
         rng: the episode's random source (style choices, query wording).
         mode: ``paraact``, ``react`` (one call per turn, no phase tags) or ``decoupled``.
         top_k: ``top_k`` of the explorer's searches.
+        preloaded: names of the tools the session loads from the start (the explorer skips them).
     """
 
     name = "demonstrator"
@@ -96,6 +97,7 @@ class DemonstratorPolicy(Policy):
         rng: random.Random,
         mode: str = "paraact",
         top_k: int = 3,
+        preloaded: frozenset[str] = frozenset(),
     ) -> None:
         self.task = task
         self.roles = roles
@@ -103,6 +105,7 @@ class DemonstratorPolicy(Policy):
         self.rng = rng
         self.mode = mode
         self.top_k = top_k
+        self.preloaded = preloaded
         self.state: DemoState | None = None
 
     async def complete(
@@ -123,6 +126,7 @@ class DemonstratorPolicy(Policy):
                 rng=self.rng,
                 mode=self.mode,
                 top_k=self.top_k,
+                loaded=set(self.preloaded),
             )
         state = self.state
         if messages and messages[-1].role == "tool":
@@ -207,7 +211,12 @@ async def demonstrate(
     toolspace = Toolspace(task_env.sources)
     await toolspace.refresh()
     specs = {spec.id: spec for spec in toolspace.tools.values()}
-    policy = DemonstratorPolicy(task, roles, specs, rng=rng, mode=mode, top_k=top_k)
+    preloaded = frozenset(
+        spec.name for spec in specs.values() if len(specs) <= toolspace.preload_threshold
+    )
+    policy = DemonstratorPolicy(
+        task, roles, specs, rng=rng, mode=mode, top_k=top_k, preloaded=preloaded
+    )
     agent = Agent(policy, toolspace, AgentConfig(mode=mode, max_turns=max_turns, strict=True))  # type: ignore[arg-type]
     try:
         episode = await agent.run(task.query, task_id=task.id)
