@@ -1,15 +1,22 @@
-"""Trajectory-only GRPO vs. multi-level advantages: the same runs, seeds and budget, one table.
+"""Advantage estimators side by side: the same runs, seeds and budget, one table.
 
 Every (estimator, seed) pair is one :class:`~training.rl.trainer.RLTrainer` run from the same RL
 config, differing only in ``advantage.estimator`` and ``seed``: same tasks, same steps, same
-rollouts per step, so the same number of sampled episodes. Runs are resumable (each has its own
-directory); a finished run is read back, not rerun. Optionally the starting policy and each final
-policy are evaluated on the same held-out ToolEnv tasks (:class:`Heldout`: greedy, or several
-samples per task at a temperature).
+rollouts per step, so the same number of sampled episodes. The estimators come as a named arm set
+(:data:`ARM_SETS`): ``default`` is trajectory-only GRPO vs multi-level; ``decoupling`` (issue #29)
+adds the two arms that see exactly the multi-level reward information without its decoupling
+(``grpo_summed``, ``gdpo``; :mod:`training.algo.advantages`), with trajectory-only ``grpo`` as the
+floor every arm is paired against. Runs are resumable (each has its own directory); a finished run
+is read back, not rerun, and ``train=False`` only reads back (regenerates the report from the run
+directories). A run that did not log exactly the planned steps (stopped by ``max_time_s``, or
+from a longer earlier plan) is reported as incomplete and not pooled. Optionally the starting
+policy and each final policy are evaluated on the same held-out ``dev`` tasks (:class:`Heldout`:
+greedy, or several samples per task at a temperature).
 
-Outputs in ``output_dir`` (:mod:`.ablation_report`): ``ablation.json`` (per run and per estimator),
-``ablation.md`` (the table, and held-out success by gold-graph depth) and ``ablation.png``
-(trajectory reward and success per step, mean over seeds). Held-out scoring and its cache:
+Outputs in ``output_dir`` (:mod:`.ablation_report`): ``ablation.json`` (per run, per arm),
+``ablation.md`` (the arms with seed-level intervals, :mod:`.arms`; the per-family table; the
+training means; held-out success by gold-graph depth) and ``ablation.png`` (trajectory reward and
+success per step, mean over seeds with a min–max band). Held-out scoring and its cache:
 :mod:`.heldout`.
 
 ``paraagent train rl ablation --config training/configs/rl_cpu.yaml --seed 0 --seed 1``
@@ -22,6 +29,7 @@ import json
 import logging
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +40,39 @@ from training.rl.trainer import METRICS, RLTrainer
 from .ablation_report import CURVES, AblationRun, write_ablation
 from .heldout import Heldout, HeldoutScore, cached_score, heldout_tasks, save_score, score_key
 
-__all__ = ["DEFAULT_ESTIMATORS", "run_ablation"]
+__all__ = ["ARM_SETS", "DEFAULT_ESTIMATORS", "ArmSet", "arm_set", "run_ablation"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_ESTIMATORS = ("grpo", "multilevel")
+
+@dataclass(frozen=True)
+class ArmSet:
+    """A named set of estimators to compare, and the floor arm the others are paired against."""
+
+    estimators: tuple[str, ...]
+    floor: str
+
+
+ARM_SETS = {
+    "default": ArmSet(("grpo", "multilevel"), floor="grpo"),
+    "decoupling": ArmSet(("grpo", "grpo_summed", "gdpo", "multilevel"), floor="grpo"),
+}
+"""Arm sets by name: ``decoupling`` is issue #29's four arms with identical reward information."""
+
+DEFAULT_ESTIMATORS = ARM_SETS["default"].estimators
+
+
+def arm_set(name: str) -> ArmSet:
+    """The arm set called ``name``.
+
+    Raises:
+        ConfigError: no such set.
+    """
+    if name not in ARM_SETS:
+        raise ConfigError(f"arms: unknown set {name!r} (use one of {', '.join(ARM_SETS)})")
+    return ARM_SETS[name]
+
+
 START_SCORE = "start.json"
 FINAL_SCORE = "heldout.json"
 EPISODES = "heldout.jsonl"
@@ -51,8 +87,6 @@ def _read_metrics(path: Path) -> list[dict[str, Any]]:
 def _summarize(
     config: RLConfig, rows: list[dict[str, Any]], window: int, heldout: HeldoutScore | None
 ) -> AblationRun:
-    if not rows:
-        raise ConfigError(f"{config.output_dir / METRICS}: the run logged no step")
     tail = rows[-window:]
     return AblationRun(
         estimator=config.advantage.estimator,
@@ -65,6 +99,7 @@ def _summarize(
         wall_s=sum(r["step_time_s"] for r in rows),
         heldout=heldout,
         curves={key: [float(r[key]) for r in rows] for key, _ in CURVES},
+        target_steps=config.steps,
     )
 
 
@@ -87,6 +122,8 @@ def run_ablation(
     seeds: Sequence[int] = (0, 1),
     window: int = 5,
     heldout: Heldout | None = None,
+    floor: str | None = None,
+    train: bool = True,
 ) -> list[AblationRun]:
     """Run (or read back) every estimator with every seed and write the table and the PNG.
 
@@ -98,43 +135,65 @@ def run_ablation(
         seeds: Seeds every estimator runs with.
         window: Steps at the end averaged into the final numbers.
         heldout: How the start and each final policy are evaluated (``None`` skips it).
+        floor: The estimator every other one is paired against (default: the first).
+        train: ``False`` trains and evaluates nothing: it reads back what the run directories
+            hold (a run with no step logged is left out with a warning) and rewrites the report.
 
     Raises:
-        ConfigError: no estimator or seed, a window < 1, or an unknown estimator.
+        ConfigError: no estimator or seed, a window < 1, an unknown estimator, a floor that is
+            not one of the estimators, or (reading back) no run with a logged step.
     """
     if not estimators or not seeds:
         raise ConfigError("run_ablation: give at least one estimator and one seed")
     if window < 1:
         raise ConfigError("run_ablation: window must be >= 1")
+    floor = floor or estimators[0]
+    if floor not in estimators:
+        raise ConfigError(f"run_ablation: the floor {floor!r} is not among the estimators")
     variants = [_variant(base, e, s, output_dir) for e in estimators for s in seeds]
     heldout_set: list[Task] = []
     start = None
     if heldout is not None:
         heldout_set = heldout_tasks(base, heldout.tasks)
-        start = _start_heldout(base, output_dir, heldout_set, heldout)
+        start = _start_heldout(base, output_dir, heldout_set, heldout, evaluate=train)
     runs = []
     for config in variants:
-        metrics = config.output_dir / METRICS
-        finished = len(_read_metrics(metrics)) >= config.steps
-        score = key = None
+        rows = _read_metrics(config.output_dir / METRICS)
+        score = None
         if heldout is not None:
-            key = score_key(config, heldout_set, heldout, step=config.steps)
+            key = score_key(config, heldout_set, heldout, step=len(rows))
             score = cached_score(config.output_dir / FINAL_SCORE, key, config.output_dir / EPISODES)
-        if not finished or (key is not None and score is None):
-            logger.info("ablation run %s", config.output_dir)
-            trainer = RLTrainer(config)
-            try:
-                trainer.train()
-                if heldout is not None:
-                    # max_time_s may have stopped the run before config.steps.
-                    key = score_key(config, heldout_set, heldout, step=trainer.step)
-                    score = _evaluate(trainer, heldout_set, heldout)
-                    save_score(config.output_dir / FINAL_SCORE, key, score)
-            finally:
-                trainer.close()
-        runs.append(_summarize(config, _read_metrics(metrics), window, score))
-    write_ablation(runs, output_dir, start=start, heldout=heldout)
+        if train and (len(rows) < config.steps or (heldout is not None and score is None)):
+            score = _train(config, heldout_set, heldout)
+            rows = _read_metrics(config.output_dir / METRICS)
+        if not rows:
+            logger.warning("ablation: %s has no logged step; left out", config.output_dir)
+            continue
+        runs.append(_summarize(config, rows, window, score))
+    if not runs:
+        raise ConfigError(f"run_ablation: no run under {output_dir} has a logged step")
+    families = {task.id: task.family for task in heldout_set}
+    write_ablation(
+        runs, output_dir, start=start, heldout=heldout, floor=floor, families=families or None
+    )
     return runs
+
+
+def _train(config: RLConfig, tasks: Sequence[Task], heldout: Heldout | None) -> HeldoutScore | None:
+    """Train one run to its steps (resuming) and score its final policy when asked."""
+    logger.info("ablation run %s", config.output_dir)
+    trainer = RLTrainer(config)
+    try:
+        trainer.train()
+        if heldout is None:
+            return None
+        # max_time_s may have stopped the run before config.steps.
+        key = score_key(config, tasks, heldout, step=trainer.step)
+        score = _evaluate(trainer, tasks, heldout)
+        save_score(config.output_dir / FINAL_SCORE, key, score)
+        return score
+    finally:
+        trainer.close()
 
 
 def _evaluate(trainer: RLTrainer, tasks: Sequence[Task], heldout: Heldout) -> HeldoutScore:
@@ -149,18 +208,24 @@ def _evaluate(trainer: RLTrainer, tasks: Sequence[Task], heldout: Heldout) -> He
 
 
 def _start_heldout(
-    base: RLConfig, output_dir: Path, tasks: Sequence[Task], heldout: Heldout
-) -> HeldoutScore:
+    base: RLConfig,
+    output_dir: Path,
+    tasks: Sequence[Task],
+    heldout: Heldout,
+    *,
+    evaluate: bool = True,
+) -> HeldoutScore | None:
     """Held-out success of the starting policy (step 0), cached in ``start.json``.
 
     The same tasks and decoding as the final policies' evaluation, so before and after compare.
-    The cache is reused only for the same starting weights, tasks and decoding.
+    The cache is reused only for the same starting weights, tasks and decoding; with
+    ``evaluate=False`` a missing cache gives ``None``.
     """
     key = score_key(base, tasks, heldout, step=0)
     cache = output_dir / START_SCORE
     start_dir = output_dir / "start"
     score = cached_score(cache, key, start_dir / EPISODES)
-    if score is not None:
+    if score is not None or not evaluate:
         return score
     config = dataclasses.replace(base, output_dir=start_dir, resume=False, steps=1)
     trainer = RLTrainer(config)

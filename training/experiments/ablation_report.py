@@ -1,22 +1,25 @@
 """The ablation's report: one run's outcome, the markdown tables, the PNG, and the files.
 
-:func:`write_ablation` writes ``ablation.json``, ``ablation.md`` (:func:`ablation_table`, then
-:func:`depth_table`) and ``ablation.png`` (:func:`plot_ablation`).
+:func:`write_ablation` writes ``ablation.json``, ``ablation.md`` (with held-out scores first the
+arms at the seed level, :mod:`.arms`; then :func:`ablation_table` and :func:`depth_table`) and
+``ablation.png`` (:func:`plot_ablation`). Only complete runs (every planned step) are pooled into
+the tables and curves; incomplete ones are listed apart.
 """
 
 from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, computed_field
 
 from paraagent_runtime.plotting import pyplot, save_figure
 from training.evaluate import optional_cell
 
+from .arms import arm_results, arms_table, family_table
 from .heldout import DepthScore, Heldout, HeldoutScore, format_paired, paired_difference
 from .plot import draw_bars
 
@@ -47,6 +50,7 @@ class AblationRun(BaseModel):
         wall_s: Sum of step times.
         heldout: The final policy's held-out score (``None`` when not evaluated).
         curves: Per-step values of the plotted metrics.
+        target_steps: The steps the run was planned for (``None`` in an older report).
     """
 
     estimator: str
@@ -59,6 +63,13 @@ class AblationRun(BaseModel):
     wall_s: float
     heldout: HeldoutScore | None = None
     curves: dict[str, list[float]]
+    target_steps: int | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def complete(self) -> bool:
+        """Whether the run logged exactly its planned steps (only those are pooled)."""
+        return self.target_steps is None or self.steps == self.target_steps
 
 
 def _mean_std(values: Sequence[float]) -> str:
@@ -262,15 +273,46 @@ def write_ablation(
     *,
     start: HeldoutScore | None = None,
     heldout: Heldout | None = None,
+    floor: str | None = None,
+    families: Mapping[str, str] | None = None,
 ) -> None:
-    """Write ``ablation.json``, ``ablation.md`` and ``ablation.png`` to ``output_dir``."""
+    """Write ``ablation.json``, ``ablation.md`` and ``ablation.png`` to ``output_dir``.
+
+    Args:
+        runs: Every run, complete or not.
+        output_dir: Where the files go.
+        start: The starting policy's held-out score.
+        heldout: How held-out success was measured.
+        floor: The arm the others are paired against (default: the first run's estimator).
+        families: Held-out task id → family, for the per-family table.
+    """
     output_dir.mkdir(parents=True, exist_ok=True)
-    table = ablation_table(runs, start=start, heldout=heldout)
-    by_depth = depth_table(runs, start=start)
+    complete = [run for run in runs if run.complete]
+    table = ablation_table(complete, start=start, heldout=heldout)
+    incomplete = [run for run in runs if not run.complete]
+    if incomplete:
+        listed = ", ".join(
+            f"{run.estimator} seed {run.seed} ({run.steps}/{run.target_steps} steps)"
+            for run in incomplete
+        )
+        table += f"\nIncomplete runs, not pooled above: {listed}.\n"
+    by_depth = depth_table(complete, start=start)
     if by_depth:
         table += "\n" + by_depth
+    floor = floor or (runs[0].estimator if runs else "")
+    arms = arm_results(runs, floor=floor, start=start, families=families)
+    if any(run.heldout is not None for run in runs):
+        by_family = family_table(arms)
+        table = (
+            arms_table(arms, floor=floor, start=start)
+            + ("\n" + by_family if by_family else "")
+            + "\nTraining curves and means over seeds (mean ± std):\n\n"
+            + table
+        )
     payload = {
         "runs": [run.model_dump() for run in runs],
+        "floor": floor,
+        "arms": [arm.model_dump(mode="json") for arm in arms],
         "start_heldout_success": start.success if start is not None else None,
         "start_heldout_per_task": start.per_task if start is not None else None,
         "start_heldout_by_depth": (start.model_dump()["by_depth"] if start is not None else None),
@@ -279,4 +321,4 @@ def write_ablation(
     }
     (output_dir / "ablation.json").write_text(json.dumps(payload, indent=2), encoding="utf-8")
     (output_dir / "ablation.md").write_text(table, encoding="utf-8")
-    plot_ablation(runs, output_dir / "ablation.png", start=start, heldout=heldout)
+    plot_ablation(complete, output_dir / "ablation.png", start=start, heldout=heldout)

@@ -73,7 +73,7 @@ def rl(
     ] = None,
     steps: Annotated[int | None, typer.Option(min=1, help="Optimizer steps in total.")] = None,
     estimator: Annotated[
-        str | None, typer.Option(help="grpo, dr_grpo, gdpo or multilevel.")
+        str | None, typer.Option(help="grpo, dr_grpo, grpo_summed, gdpo or multilevel.")
     ] = None,
     assignments: SetOption = None,
 ) -> None:
@@ -128,8 +128,21 @@ def ablation(
     steps: Annotated[int | None, typer.Option(min=1, help="Steps per run.")] = None,
     estimator: Annotated[
         list[str] | None,
-        typer.Option(help="Estimators to compare (repeat; default grpo, multilevel)."),
+        typer.Option(help="Estimators to compare (repeat; default: the arm set's)."),
     ] = None,
+    arms: Annotated[
+        str | None,
+        typer.Option(
+            help="Named arm set: default (grpo, multilevel) or decoupling (grpo, grpo_summed, "
+            "gdpo, multilevel; each paired vs grpo). Not with --estimator."
+        ),
+    ] = None,
+    report_only: Annotated[
+        bool,
+        typer.Option(
+            "--report-only", help="Train and evaluate nothing: rewrite the report from the runs."
+        ),
+    ] = False,
     seed: Annotated[list[int] | None, options.seed("Seeds (repeat; default 0 and 1).")] = None,
     window: Annotated[int, typer.Option(min=1, help="Final steps averaged into the table.")] = 5,
     heldout_tasks: Annotated[
@@ -144,8 +157,8 @@ def ablation(
     ] = 0.0,
     assignments: SetOption = None,
 ) -> None:
-    """Trajectory-only GRPO vs multi-level advantages: same seeds and budget, a table and a PNG."""
-    from training.experiments.ablation import run_ablation
+    """Advantage estimators side by side: same seeds and budget, a table and a PNG."""
+    from training.experiments.ablation import arm_set, run_ablation
     from training.experiments.heldout import Heldout
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -158,13 +171,18 @@ def ablation(
             )
         elif heldout_samples != 1 or heldout_temperature != 0:
             raise ConfigError("--heldout-samples / --heldout-temperature need --heldout-tasks N")
+        if arms is not None and estimator:
+            raise ConfigError("give --arms or --estimator, not both")
+        chosen = arm_set(arms or "default")
         run_ablation(
             base,
             output_dir=output_dir,
-            estimators=estimator or ("grpo", "multilevel"),
+            estimators=estimator or chosen.estimators,
             seeds=seed or (0, 1),
             window=window,
             heldout=heldout,
+            floor=None if estimator else chosen.floor,
+            train=not report_only,
         )
     except ParaAgentError as exc:
         typer.echo(f"error: {exc}", err=True)

@@ -109,3 +109,78 @@ def test_ablation_runs_both_estimators_with_the_same_budget(
     assert [r.heldout for r in again] == [r.heldout for r in runs]
     for run in ("grpo-seed0", "multilevel-seed0"):
         assert json.loads((tmp_path / run / "heldout.json").read_text())["key"]["step"] == 2
+
+
+def test_arms_and_estimators_are_not_given_together(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from training.rl.cli import rl_app
+
+    for extra, message in (
+        (["--arms", "decoupling", "--estimator", "grpo"], "not both"),
+        (["--arms", "nope"], "unknown set 'nope'"),
+    ):
+        result = CliRunner().invoke(rl_app, ["ablation", "--output-dir", str(tmp_path), *extra])
+        assert result.exit_code == 2 and message in result.output, result.output
+
+
+def test_decoupling_ablation_end_to_end_on_a_tiny_model(tiny_model: Path, tmp_path: Path) -> None:
+    """Two arms x two seeds x one step over a stated-need and a hidden-need family, then the
+    report regenerated from the run folders, and the equal-steps check on an unequal plan."""
+    base = _config(
+        tiny_model,
+        tmp_path / "unused",
+        steps=1,
+        tasks_per_step=1,
+        group_size=2,
+        max_new_tokens=4,
+        kl_coef=0.0,
+        n_tasks=2,
+        task_families=["multi_city_weather", "flight_packing"],
+    )
+    heldout = Heldout(tasks=2)
+    options = dict(output_dir=tmp_path, estimators=("grpo", "gdpo"), seeds=(0, 1), window=1)
+    runs = run_ablation(base, heldout=heldout, floor="grpo", **options)
+    assert [(r.estimator, r.seed, r.steps, r.complete) for r in runs] == [
+        ("grpo", 0, 1, True),
+        ("grpo", 1, 1, True),
+        ("gdpo", 0, 1, True),
+        ("gdpo", 1, 1, True),
+    ]
+    written = json.loads((tmp_path / "ablation.json").read_text())
+    grpo, gdpo = written["arms"]
+    assert gdpo["seeds"] == [0, 1] and gdpo["vs_floor"]["n"] == 2
+    assert gdpo["success"]["low"] <= gdpo["success"]["estimate"] <= gdpo["success"]["high"]
+    seed_means = [r.heldout.success for r in runs if r.estimator == "gdpo" and r.heldout]
+    assert gdpo["success"]["estimate"] == pytest.approx(sum(seed_means) / 2)
+    assert grpo["vs_floor"] is None and set(gdpo["by_family"]) == {
+        "multi_city_weather",
+        "flight_packing",
+    }
+    table = (tmp_path / "ablation.md").read_text()
+    assert table.startswith("| arm | complete seeds |") and "| gdpo | 0,1 | 1 |" in table
+    assert (tmp_path / "ablation.png").stat().st_size > 0
+
+    # Reading back regenerates the same table without training or evaluating anything.
+    (tmp_path / "ablation.md").unlink()
+    again = run_ablation(base, heldout=heldout, floor="grpo", train=False, **options)
+    assert [r.heldout for r in again] == [r.heldout for r in runs]
+    assert (tmp_path / "ablation.md").read_text() == table
+
+    # One run extended to two steps: under a two-step plan the others stopped early; under the
+    # one-step plan the extended one is off plan. Either way unequal runs are not pooled.
+    longer = dataclasses.replace(base, steps=2)
+    run_ablation(longer, output_dir=tmp_path, estimators=("grpo",), seeds=(0,), window=1)
+    planned = run_ablation(longer, heldout=heldout, floor="grpo", train=False, **options)
+    assert [r.complete for r in planned] == [True, False, False, False]
+    arms = json.loads((tmp_path / "ablation.json").read_text())["arms"]
+    assert arms[1]["seeds"] == [] and arms[1]["incomplete"] == [
+        "seed 0: 1/2 steps",
+        "seed 1: 1/2 steps",
+    ]
+    assert (
+        "Incomplete runs, not pooled above: grpo seed 1 (1/2 steps)"
+        in (tmp_path / "ablation.md").read_text()
+    )
+    first_plan = run_ablation(base, heldout=heldout, floor="grpo", train=False, **options)
+    assert [r.complete for r in first_plan] == [False, True, True, True]

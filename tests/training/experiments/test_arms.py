@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from training.experiments.ablation_report import write_ablation
+from training.experiments.arms import arm_results, arms_table, family_table
+from training.experiments.heldout import HeldoutScore
+
+from .helpers import ablation_run
+
+
+def _scored(estimator: str, seed: int, a: float, b: float, *, steps: int = 3):
+    per_task = {"t-a": a, "t-b": b}
+    score = HeldoutScore(
+        success=(a + b) / 2, per_task=per_task, facts=(a + b) / 2, facts_per_task=per_task
+    )
+    return ablation_run(estimator, seed, 0.5).model_copy(
+        update={"heldout": score, "steps": steps, "target_steps": 3}
+    )
+
+
+def _runs() -> list:
+    return [
+        _scored("grpo", 0, 0.0, 1.0),
+        _scored("grpo", 1, 0.0, 0.0),
+        _scored("gdpo", 0, 1.0, 1.0),
+        _scored("gdpo", 1, 0.0, 1.0),
+        # Stopped after 2 of 3 steps: listed, never pooled (it would pull gdpo down).
+        _scored("gdpo", 2, 0.0, 0.0, steps=2),
+    ]
+
+
+def test_arms_pair_by_seed_and_by_task_and_leave_incomplete_runs_out() -> None:
+    start = HeldoutScore(success=0.25, per_task={"t-a": 0.0, "t-b": 0.5})
+    families = {"t-a": "multi_city_weather", "t-b": "flight_packing"}
+    floor, arm = arm_results(_runs(), floor="grpo", start=start, families=families)
+    assert (arm.arm, arm.seeds, arm.steps) == ("gdpo", [0, 1], 3)
+    assert arm.incomplete == ["seed 2: 2/3 steps"]
+    # Seed-paired: seed 0 1.0 - 0.5, seed 1 0.5 - 0.0 -> 0.5 both.
+    assert arm.vs_floor is not None and (arm.vs_floor.estimate, arm.vs_floor.n) == (0.5, 2)
+    assert (arm.vs_floor.low, arm.vs_floor.high) == (0.5, 0.5)
+    # By task, seeds averaged: gdpo (0.5, 1.0) against grpo (0.0, 0.5).
+    assert arm.vs_floor_by_task is not None and arm.vs_floor_by_task.estimate == 0.5
+    assert arm.vs_floor_by_task.n == 2
+    # vs start, by seed: 1.0 - 0.25 and 0.5 - 0.25: both above 0.
+    assert arm.vs_start is not None and arm.vs_start.estimate == pytest.approx(0.5)
+    assert arm.verdict == "learned"
+    # grpo: 0.5 - 0.25 and 0.0 - 0.25 straddle 0.
+    assert floor.vs_start is not None and floor.vs_start.estimate == pytest.approx(0.0)
+    assert floor.verdict == "no evidence it learned"
+    assert floor.vs_floor is None and floor.incomplete == []
+    assert arm.success is not None and arm.success.estimate == 0.75
+    assert arm.by_family["flight_packing"].estimate == 1.0
+    assert arm.by_family["multi_city_weather"].estimate == 0.5
+
+    table = arms_table([floor, arm], floor="grpo", start=start)
+    row = next(line for line in table.splitlines() if line.startswith("| gdpo |"))
+    assert "| 0,1 | 3 | 0.750 [0.500, 1.000] | +0.500 [+0.500, +0.500] |" in row
+    assert row.endswith("| learned | seed 2: 2/3 steps |")
+    assert "Fewer than 3 complete seeds: grpo, gdpo." in table
+    header = family_table([floor, arm]).splitlines()[0]
+    assert header == "| arm | multi_city_weather | flight_packing |"
+
+
+def test_report_pools_only_complete_runs_and_keeps_the_arms_in_json(tmp_path: Path) -> None:
+    start = HeldoutScore(success=0.25, per_task={"t-a": 0.0, "t-b": 0.5})
+    write_ablation(_runs(), tmp_path, start=start, floor="grpo")
+    written = json.loads((tmp_path / "ablation.json").read_text())
+    assert [arm["arm"] for arm in written["arms"]] == ["grpo", "gdpo"]
+    assert written["arms"][1]["vs_floor"]["estimate"] == 0.5
+    assert [run["complete"] for run in written["runs"]] == [True] * 4 + [False]
+    table = (tmp_path / "ablation.md").read_text()
+    assert "Incomplete runs, not pooled above: gdpo seed 2 (2/3 steps)." in table
+    # The training means pool gdpo's two complete seeds only (12 episodes each).
+    assert "| gdpo | 0,1 | 3 | 24 |" in table
+    assert (tmp_path / "ablation.png").stat().st_size > 0
+
+
+def test_an_arm_without_held_out_scores_has_no_intervals() -> None:
+    runs = [ablation_run("grpo", 0, 0.2), ablation_run("gdpo", 0, 0.4)]
+    results = arm_results(runs, floor="grpo")
+    assert all(r.success is None and r.vs_floor is None and r.verdict == "-" for r in results)
+    assert family_table(results) == ""
