@@ -274,6 +274,45 @@ def eval_command(
         console.print(f"written to {out} and {out.with_suffix('.md')}")
 
 
+@train_app.command("table")
+def table_command(
+    policies: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="NAME=FILE...",
+            help="A policy's evaluation file (eval toolenv --summary JSON or report.json, or "
+            "train eval --out JSON); repeat a name for its other splits' files.",
+            show_default=False,
+        ),
+    ],
+    baseline: Annotated[
+        str, typer.Option(help="The policy every other one is paired against, by task.")
+    ],
+    out: Annotated[Path | None, options.out("Write STEM.md and STEM.json here.")] = None,
+) -> None:
+    """One table of several policies over the ToolEnv splits, beside a baseline (no evaluation).
+
+    Success with Wilson intervals, format-error turns per episode, the hidden-need families
+    pooled, and each policy minus the baseline paired by task (bootstrap intervals).
+    """
+    from .experiments.policy_table import policy_table, write_policy_table
+
+    files: dict[str, list[Path]] = {}
+    try:
+        for item in policies:
+            name, separator, path = item.partition("=")
+            if not separator or not name or not path:
+                raise ConfigError(f"{item!r}: give each evaluation file as NAME=FILE")
+            files.setdefault(name, []).append(Path(path))
+        table = policy_table(files, baseline=baseline)
+    except ParaAgentError as exc:
+        raise _fail(exc) from exc
+    typer.echo(table.markdown())
+    if out is not None:
+        for path in write_policy_table(table, out):
+            console.print(f"written to {path}", highlight=False)
+
+
 def _mount_stages() -> None:
     """Attach the later training stages' sub-apps (their heavy imports stay inside the commands)."""
     from .rl.cli import rl_app
