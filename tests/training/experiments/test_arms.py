@@ -84,3 +84,32 @@ def test_an_arm_without_held_out_scores_has_no_intervals() -> None:
     results = arm_results(runs, floor="grpo")
     assert all(r.success is None and r.vs_floor is None and r.verdict == "-" for r in results)
     assert family_table(results) == ""
+
+
+def test_the_pinned_decoupling_config_mixes_a_stated_and_a_hidden_need_family() -> None:
+    import yaml
+
+    from mcp_servers.toolenv.hidden_needs import HIDDEN_NEED_FAMILIES
+    from training.experiments.ablation import arm_set
+    from training.rl import RLConfig
+
+    path = Path(__file__).resolve().parents[3] / "training/configs/rl_ablation_decoupling_cpu.yaml"
+    values = yaml.safe_load(path.read_text())
+    # The start is SFT v2, made by a run (the adapter folder is checked when it loads).
+    assert values.pop("adapter") == "runs/sft/smollm2-135m-lora-v2/adapter"
+    config = RLConfig(**values)
+    families = set(config.task_families or ())
+    assert len(families) >= 2 and families & set(HIDDEN_NEED_FAMILIES)
+    assert families - set(HIDDEN_NEED_FAMILIES)
+    # Every step trains on both families.
+    tasks = config.training_tasks()
+    for step in range(config.steps):
+        batch = tasks[step * config.tasks_per_step : (step + 1) * config.tasks_per_step]
+        assert {task.family for task in batch} == families
+    arms = arm_set("decoupling")
+    assert arms.floor == "grpo" and set(arms.estimators) == {
+        "grpo",
+        "grpo_summed",
+        "gdpo",
+        "multilevel",
+    }
