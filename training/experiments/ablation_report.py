@@ -249,7 +249,8 @@ def plot_ablation(
             axis.fill_between(
                 steps, [min(c) for c in columns], [max(c) for c in columns], alpha=0.2
             )
-        axis.set_title(title)
+        axis.set_title(f"{title}\nmean over seeds, band: min to max")
+        axis.title.set_fontsize(9)
         axis.set_xlabel("step")
         axis.xaxis.set_major_locator(MaxNLocator(integer=True))
         axis.legend(fontsize=8)
