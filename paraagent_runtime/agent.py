@@ -42,6 +42,7 @@ from .events import (
 )
 from .modes import DEFAULT_MAX_TURNS, DEFAULT_MODE, MODES, AgentMode
 from .policy.base import Completion, Message, Policy, SamplingParams
+from .policy.constrained import ToolSchema, TurnFormat
 from .prompts import system_prompt
 from .tools import ToolCall, ToolErrorKind, ToolResult
 from .toolspace import ToolSession, Toolspace
@@ -261,9 +262,15 @@ class Agent:
         async def on_text(delta: str) -> None:
             await emit(TextDelta(turn=index, text=delta))
 
+        turn_format = TurnFormat(
+            mode=self.config.mode,
+            max_calls=self.dispatcher.config.max_calls_per_turn,
+            tools=tuple(ToolSchema(name=s.name, parameters=s.input_schema) for s in session.tools),
+        )
+        sampling = self.config.sampling.model_copy(update={"turn_format": turn_format})
         started = time.perf_counter()
         completion = await self.policy.complete(
-            list(messages), sampling=self.config.sampling, tools=tools, on_text=on_text
+            list(messages), sampling=sampling, tools=tools, on_text=on_text
         )
         return completion, time.perf_counter() - started
 

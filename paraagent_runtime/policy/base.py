@@ -13,6 +13,8 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, Field
 
+from .constrained import TurnFormat
+
 __all__ = ["Completion", "Message", "Policy", "SamplingParams", "TextCallback"]
 
 TextCallback = Callable[[str], Awaitable[None] | None]
@@ -28,13 +30,18 @@ class Message(BaseModel):
 
 
 class SamplingParams(BaseModel):
-    """Decoding settings shared by all backends."""
+    """Decoding settings shared by all backends.
+
+    ``turn_format`` describes what the turn may contain (the agent sets it each turn); local
+    backends that constrain their decoding (see :mod:`.constrained`) follow it, others ignore it.
+    """
 
     max_tokens: int = 512
     temperature: float = 0.0
     top_p: float = 1.0
     stop: list[str] = Field(default_factory=list)
     seed: int | None = None
+    turn_format: TurnFormat | None = None
 
 
 class Completion(BaseModel):

@@ -24,6 +24,7 @@ from ._callbacks import emit_text
 from .base import Completion, Message, Policy, SamplingParams, TextCallback
 from .batching import BatchScheduler, BatchStats
 from .chat_template import ChatTemplate, token_texts
+from .constrained import DEFAULT_CONSTRAINED, Constrainer, TurnConstraint, TurnFormat
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -52,13 +53,17 @@ class Generated:
 
 @dataclass(eq=False)
 class Row:
-    """One request of a batch: its prompt, new-token budget, decoding settings and callbacks."""
+    """One request of a batch: its prompt, new-token budget, decoding settings and callbacks.
+
+    ``constraint`` (constrained decoding) masks each pick to the tokens the turn grammar allows.
+    """
 
     prompt_ids: list[int]
     budget: int
     sampling: SamplingParams
     push: Callable[[str], None] | None
     cancel: threading.Event
+    constraint: TurnConstraint | None = None
 
 
 def decode(tokenizer: PreTrainedTokenizerBase, token_ids: list[int], eos_ids: list[int]) -> str:
@@ -131,6 +136,7 @@ async def stream_row(
     budget: int,
     sampling: SamplingParams,
     on_text: TextCallback | None,
+    constraint: TurnConstraint | None = None,
 ) -> Generated:
     """Run one row through ``scheduler`` under ``key``, streaming its text deltas to ``on_text``.
 
@@ -144,7 +150,9 @@ async def stream_row(
     def push(delta: str) -> None:
         loop.call_soon_threadsafe(deltas.put_nowait, delta)
 
-    row = Row(prompt_ids, budget, sampling, push if on_text else None, threading.Event())
+    row = Row(
+        prompt_ids, budget, sampling, push if on_text else None, threading.Event(), constraint
+    )
     future = scheduler.submit(row, key)
     future.add_done_callback(lambda _: deltas.put_nowait(None))
     streamed: list[str] = []
@@ -177,6 +185,8 @@ class LocalPolicy(Policy):
         adapter: an optional PEFT (LoRA) adapter directory.
         max_new_tokens: an upper bound on generated tokens, on top of ``SamplingParams.max_tokens``.
         model_name: the name reported in completions; defaults to the directory name.
+        constrained: decode each turn under the grammar of its ``SamplingParams.turn_format``
+            (see :mod:`.constrained`); ``False`` decodes freely.
 
     Raises:
         ConfigError: ``max_new_tokens`` below 1, or an adapter directory that does not exist.
@@ -191,6 +201,7 @@ class LocalPolicy(Policy):
         adapter: str | Path | None,
         max_new_tokens: int | None,
         model_name: str | None,
+        constrained: bool = DEFAULT_CONSTRAINED,
     ) -> None:
         if max_new_tokens is not None and max_new_tokens < 1:
             raise ConfigError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
@@ -204,6 +215,9 @@ class LocalPolicy(Policy):
         self._tokenizer: PreTrainedTokenizerBase | None = None
         self._chat: ChatTemplate | None = None
         self._load_lock = threading.Lock()
+        self.constrained = constrained
+        self._constrainer: Constrainer | None = None
+        self._constrainer_lock = threading.Lock()
 
     @property
     def adapter(self) -> Path | None:
@@ -256,6 +270,23 @@ class LocalPolicy(Policy):
         return chat
 
     @abstractmethod
+    def _end_ids(self) -> list[int]:
+        """The token ids that end a turn (the loaded model's end-of-sequence tokens)."""
+
+    def start_constraint(self, turn_format: TurnFormat) -> TurnConstraint:
+        """A constraint for one turn of ``turn_format`` (blocking: loads, compiles on a miss).
+
+        Raises:
+            UserError: llguidance (the ``local`` extra) is not installed.
+        """
+        tokenizer = self.tokenizer
+        with self._constrainer_lock:
+            if self._constrainer is None or self._constrainer.tokenizer is not tokenizer:
+                self._constrainer = Constrainer(tokenizer, self._end_ids())
+            constrainer = self._constrainer
+        return constrainer.start(turn_format)
+
+    @abstractmethod
     def _row_budget(self, prompt_len: int, sampling: SamplingParams) -> int:
         """The row's new-token budget; fails this request alone when its prompt is too long."""
 
@@ -299,8 +330,12 @@ class LocalPolicy(Policy):
         started = time.perf_counter()
         prompt_ids = await asyncio.to_thread(self.encode_messages, messages, tools=tools)
         budget = self._row_budget(len(prompt_ids), sampling)
+        constraint = None
+        if self.constrained and sampling.turn_format is not None:
+            constraint = await asyncio.to_thread(self.start_constraint, sampling.turn_format)
+        key = self._batch_key(sampling)
         generated = await stream_row(
-            self._scheduler, self._batch_key(sampling), prompt_ids, budget, sampling, on_text
+            self._scheduler, key, prompt_ids, budget, sampling, on_text, constraint
         )
         return Completion(
             text=generated.text,

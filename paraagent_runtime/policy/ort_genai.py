@@ -33,6 +33,7 @@ from ..errors import ConfigError, ModelAPIError
 from .base import SamplingParams
 from .batching import BatchScheduler
 from .chat_template import ChatTemplate
+from .constrained import DEFAULT_CONSTRAINED
 from .generation import Generated, LocalPolicy, Row, RowWatch, final_text
 from .ort_export import Precision, ensure_ort_model
 from .prefix_cache import PrefixCacheStats
@@ -77,6 +78,8 @@ class OnnxGenAIPolicy(LocalPolicy):
             the model's context length.
         slots: how many sequences keep their keys and values for prefix reuse.
         cache_dir: where exports live (default: the paraagent cache).
+        constrained: decode each turn under its turn grammar (see :mod:`.constrained`; on by
+            default); ``False`` decodes freely.
 
     Log-probs are those of the model's raw distribution (before temperature / top-p). Seeded
     sampling is reproducible; prefix reuse changes no token beyond float rounding.
@@ -96,11 +99,16 @@ class OnnxGenAIPolicy(LocalPolicy):
         max_context: int | None = None,
         slots: int = 1,
         cache_dir: Path | None = None,
+        constrained: bool = DEFAULT_CONSTRAINED,
     ) -> None:
         if slots < 1:
             raise ConfigError(f"slots must be >= 1, got {slots}")
         super().__init__(
-            model, adapter=adapter, max_new_tokens=max_new_tokens, model_name=model_name
+            model,
+            adapter=adapter,
+            max_new_tokens=max_new_tokens,
+            model_name=model_name,
+            constrained=constrained,
         )
         self.precision = precision
         self._threads = threads
@@ -186,6 +194,9 @@ class OnnxGenAIPolicy(LocalPolicy):
 
     # -- generation --------------------------------------------------------------------------
 
+    def _end_ids(self) -> list[int]:
+        return self._eos_ids
+
     def _row_budget(self, prompt_len: int, sampling: SamplingParams) -> int:
         budget = sampling.max_tokens
         if self._max_new_tokens is not None:
@@ -248,6 +259,7 @@ class OnnxGenAIPolicy(LocalPolicy):
         sampling = row.sampling
         rng = np.random.default_rng(sampling.seed) if sampling.seed is not None else self._rng
         watch = RowWatch(tokenizer, self._eos_ids, row)
+        constraint = row.constraint
         feed = row.prompt_ids[len(slot.fed) :]
         token_ids: list[int] = []
         logprobs: list[float] = []
@@ -258,7 +270,11 @@ class OnnxGenAIPolicy(LocalPolicy):
             logits = logits.reshape(-1, logits.shape[-1])[-1].astype(np.float64)
             log_probs = logits - logits.max()
             log_probs -= np.log(np.exp(log_probs).sum())
-            token = _pick(log_probs, sampling, rng)
+            if constraint is None:
+                token = _pick(log_probs, sampling, rng)
+            else:
+                token = _pick(constraint.mask(log_probs), sampling, rng)
+                constraint.advance(token)
             token_ids.append(token)
             logprobs.append(float(log_probs[token]))
             if watch.done(token_ids):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..errors import ConfigError, ModelAPIError, UserError
 from .base import SamplingParams
 from .batching import BatchScheduler
+from .constrained import DEFAULT_CONSTRAINED, TurnConstraint
 from .generation import Generated, LocalPolicy, Row, RowWatch, final_text
 from .prefix_cache import (
     NO_MATCH,
@@ -62,6 +63,8 @@ class TransformersPolicy(LocalPolicy):
         prefix_cache_mb: memory for the keys and values of recent turns, which later prompts
             that extend them reuse instead of prefilling again (see :mod:`.prefix_cache`);
             0 turns the prefix cache off.
+        constrained: decode each turn under its turn grammar (see :mod:`.constrained`; a logits
+            processor masks each step before temperature and top-p); ``False`` decodes freely.
 
     Sampling: greedy when ``temperature == 0``, else multinomial sampling with ``temperature`` and
     ``top_p``, reproducible when ``seed`` is set. ``stop`` strings end the turn and are cut from the
@@ -94,11 +97,16 @@ class TransformersPolicy(LocalPolicy):
         batch_window_s: float = 0.01,
         max_batch_size: int = 16,
         prefix_cache_mb: float = 1024,
+        constrained: bool = DEFAULT_CONSTRAINED,
     ) -> None:
         if dtype not in ("auto", "float32", "bfloat16", "float16"):
             raise ConfigError(f"dtype must be auto, float32, bfloat16 or float16, got {dtype!r}")
         super().__init__(
-            model, adapter=adapter, max_new_tokens=max_new_tokens, model_name=model_name
+            model,
+            adapter=adapter,
+            max_new_tokens=max_new_tokens,
+            model_name=model_name,
+            constrained=constrained,
         )
         self._model_ref = str(model) if model is not None else None
         self._device = device
@@ -189,6 +197,9 @@ class TransformersPolicy(LocalPolicy):
 
     # -- generation --------------------------------------------------------------------------
 
+    def _end_ids(self) -> list[int]:
+        return _eos_ids(self.model, self.tokenizer)
+
     def _max_new(self, sampling: SamplingParams) -> int:
         if self._max_new_tokens is None:
             return sampling.max_tokens
@@ -220,7 +231,7 @@ class TransformersPolicy(LocalPolicy):
     def _generate_batch(self, rows: list[Row]) -> list[Generated]:
         """Generate every row with one left-padded ``model.generate`` call (worker thread)."""
         import torch
-        from transformers import GenerationConfig, StoppingCriteriaList
+        from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
         model, tokenizer = self.model, self.tokenizer
         eos_ids = _eos_ids(model, tokenizer)
@@ -251,6 +262,9 @@ class TransformersPolicy(LocalPolicy):
         head = model.get_output_embeddings()
         if head is None:
             raise ConfigError(f"{self.model_name} has no output layer to read log-probs from")
+        processors = LogitsProcessorList()
+        if any(row.constraint is not None for row in rows):
+            processors.append(_GrammarMask([row.constraint for row in rows], width))
         hook = head.register_forward_hook(raw)
         try:
             with torch.inference_mode(), self._seeded(sampling.seed if do_sample else None):
@@ -259,6 +273,7 @@ class TransformersPolicy(LocalPolicy):
                     attention_mask=layout.attention_mask,
                     cache=layout.cache,
                     generation_config=config,
+                    logits_processor=processors,
                     stopping_criteria=StoppingCriteriaList([watcher]),
                 )
         except (RuntimeError, ValueError, IndexError) as exc:
@@ -416,3 +431,34 @@ class _BatchWatcher:
         return torch.tensor(
             [ended is not None for ended in self._ended], dtype=torch.bool, device=input_ids.device
         )
+
+
+class _GrammarMask:
+    """Logits processor: each constrained row's tokens outside its turn grammar at ``-inf``.
+
+    ``generate`` runs it before temperature and top-p. Each call first advances the rows'
+    constraints by the token sampled last step (a row that ended is padded: its constraint stops
+    and its scores are left alone).
+    """
+
+    def __init__(self, constraints: Sequence[TurnConstraint | None], prompt_width: int) -> None:
+        self._constraints = constraints
+        self._prompt_width = prompt_width
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        import torch
+
+        newest = input_ids[:, -1].tolist() if input_ids.shape[1] > self._prompt_width else None
+        for index, constraint in enumerate(self._constraints):
+            if constraint is None:
+                continue
+            if newest is not None:
+                constraint.advance(newest[index])
+            allowed = constraint.allowed()
+            if allowed is None:
+                continue
+            keep = torch.zeros(scores.shape[1], dtype=torch.bool, device=scores.device)
+            size = min(len(allowed), scores.shape[1])
+            keep[:size] = torch.from_numpy(allowed[:size]).to(scores.device)
+            scores[index] = scores[index].masked_fill(~keep, float("-inf"))
+        return scores

@@ -1,0 +1,305 @@
+"""Grammar-constrained decoding of ParaAct turns: the one home of the turn grammar and its default.
+
+The agent describes each turn's format (:class:`TurnFormat`: the mode, K_max and the callable
+tools with their schemas) on ``SamplingParams.turn_format``. A local backend that constrains
+(:data:`DEFAULT_CONSTRAINED`) turns it into a Lark grammar for llguidance (:func:`turn_grammar`,
+cached per format): optional ``<think>``, then tool calls or an ``<answer>``. In ``paraact`` and
+``decoupled`` a tool turn opens with a ``<phase>`` tag, an explore turn calls only meta-tools, and
+a turn holds 1..K_max calls; in ``react`` there are no phase tags and one call per turn. Each
+call is one JSON object per tool: ``name`` that tool's name, ``arguments`` its JSON schema. A
+schema llguidance rejects (look-around patterns, unknown formats) falls back to a free JSON object
+for that tool, counted on the grammar and logged.
+
+While decoding, a :class:`TurnConstraint` (one per generated turn) masks the tokens the grammar
+does not allow before each pick and advances by the picked token. Log-probs stay those of the
+model's raw distribution. Remote servers are never constrained here: ``vllm serve`` can constrain
+server-side with its structured outputs (an ``extra_body`` grammar), which this runtime does not
+send.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..meta import META_TOOLS
+from ..modes import DEFAULT_MODE, AgentMode
+
+if TYPE_CHECKING:
+    import numpy as np
+    from llguidance import LLMatcher, LLTokenizer
+    from transformers import PreTrainedTokenizerBase
+
+__all__ = [
+    "DEFAULT_CONSTRAINED",
+    "Constrainer",
+    "ToolSchema",
+    "TurnConstraint",
+    "TurnFormat",
+    "TurnGrammar",
+    "turn_grammar",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CONSTRAINED: Final = False
+"""Whether local policies (``paraagent``, ``local``, ``local:DIR``) constrain their turns."""
+
+_FREE_OBJECT: Final[dict[str, Any]] = {"type": "object"}
+_SCHEMA_DEFS: Final = ("$defs", "definitions")
+_JSON_LAYOUT: Final[dict[str, Any]] = {
+    "whitespace_flexible": False,
+    "item_separator": ", ",
+    "key_separator": ": ",
+    "json_allow_general_unicode_escapes": True,
+}
+"""Calls are laid out as :func:`~paraagent_runtime.actions.render_turn` writes them (``json.dumps``
+separators, no free whitespace, ``<`` escaped as ``\\u003c``)."""
+_KEPT_MATCHERS: Final = 64
+"""Compiled grammars a constrainer keeps: one per recent turn format (toolset)."""
+
+
+class ToolSchema(BaseModel):
+    """A callable tool as the grammar sees it: its name and its arguments' JSON schema."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    parameters: dict[str, Any] = Field(default_factory=lambda: dict(_FREE_OBJECT))
+
+
+class TurnFormat(BaseModel):
+    """What one turn may contain: the agent mode, K_max and the tools callable now."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mode: AgentMode = DEFAULT_MODE
+    max_calls: int = Field(default=8, ge=1)
+    tools: tuple[ToolSchema, ...] = ()
+
+
+@dataclass(frozen=True)
+class TurnGrammar:
+    """A turn format's Lark grammar (llguidance dialect) and the tools whose schemas fell back."""
+
+    lark: str
+    fallbacks: tuple[str, ...]
+
+
+def turn_grammar(turn_format: TurnFormat) -> TurnGrammar:
+    """The grammar of ``turn_format``'s turns (cached per format).
+
+    Raises:
+        UserError: llguidance (the ``local`` extra) is not installed.
+    """
+    return _cached_grammar(turn_format.model_dump_json())
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_grammar(key: str) -> TurnGrammar:
+    turn_format = TurnFormat.model_validate_json(key)
+    fallbacks: list[str] = []
+    # A suffix rule ends at the first occurrence of its suffix: free text up to the closing tag.
+    lines = [
+        "start: think? turn",
+        'think: "<think>" think_text NL?',
+        r'think_text[suffix="</think>"]: /(.|\n)*/',
+        'answer: "<answer>" answer_text',
+        r'answer_text[suffix="</answer>"]: /(.|\n)*/',
+        r"NL: /\n/",
+    ]
+    calls: list[str] = []
+    meta: list[str] = []
+    for index, tool in enumerate(turn_format.tools):
+        schema, fell_back = _call_schema(tool)
+        if fell_back:
+            fallbacks.append(tool.name)
+        rule = f"call_{index}"
+        lines.append(f"{rule}: %json {json.dumps(schema, ensure_ascii=False)}")
+        calls.append(rule)
+        if tool.name in META_TOOLS:
+            meta.append(rule)
+    turns = []
+    if turn_format.mode == "react":
+        if calls:
+            lines.append(_block("any_call", calls))
+            turns.append("any_call")
+        turns.append("answer")
+    else:
+        more = turn_format.max_calls - 1
+        for phase, rules in (("explore", meta), ("execute", calls)):
+            if rules:
+                lines.append(_block(f"{phase}_call", rules))
+                lines.append(
+                    f'{phase}: "<phase>{phase}</phase>" NL? {phase}_call (NL? {phase}_call)'
+                    f"{{0,{more}}}"
+                )
+                turns.append(phase)
+        lines.append('phase: ("<phase>explore</phase>" | "<phase>execute</phase>") NL?')
+        turns.append("phase? answer")
+    lines.insert(1, "turn: " + " | ".join(turns))
+    if fallbacks:
+        logger.warning(
+            "constrained decoding: %d tool schema(s) rejected by llguidance, their arguments are "
+            "free JSON objects: %s",
+            len(fallbacks),
+            ", ".join(fallbacks),
+        )
+    return TurnGrammar("\n".join(lines) + "\n", tuple(fallbacks))
+
+
+def _block(rule: str, alternatives: list[str]) -> str:
+    return f'{rule}: "<tool_call>" ({" | ".join(alternatives)}) "</tool_call>"'
+
+
+def _call_schema(tool: ToolSchema) -> tuple[dict[str, Any], bool]:
+    """The JSON schema of one call of ``tool``, and whether its arguments fell back to free."""
+    arguments = copy.deepcopy(tool.parameters) if tool.parameters else dict(_FREE_OBJECT)
+    # References point at the root ("#/$defs/X"): the definitions move to the call's root.
+    defs = {key: arguments.pop(key) for key in _SCHEMA_DEFS if key in arguments}
+    schema = _wrap(tool.name, arguments, defs)
+    if _schema_error(schema) is None:
+        return schema, False
+    return _wrap(tool.name, dict(_FREE_OBJECT), {}), True
+
+
+def _wrap(name: str, arguments: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"name": {"const": name}, "arguments": arguments},
+        "required": ["name", "arguments"],
+        "additionalProperties": False,
+        "x-guidance": _JSON_LAYOUT,
+        **defs,
+    }
+
+
+def _schema_error(schema: dict[str, Any]) -> str | None:
+    """The error llguidance reports for ``schema``, or ``None`` when it compiles."""
+    from llguidance import LLMatcher
+
+    try:
+        grammar = LLMatcher.grammar_from_json_schema(schema)
+    except ValueError as exc:
+        return str(exc)
+    is_error, messages = LLMatcher.validate_grammar_with_warnings(grammar)
+    return messages[0] if is_error else None
+
+
+class TurnConstraint:
+    """One turn's grammar state while it is generated: which tokens may come next.
+
+    Once the turn is complete only the end tokens are allowed; the constraint ends with one.
+
+    Args:
+        matcher: the llguidance matcher of the turn's grammar.
+        vocab_size: the number of token ids the tokenizer has.
+        end_ids: the token ids that end a turn.
+    """
+
+    def __init__(self, matcher: LLMatcher, vocab_size: int, end_ids: Sequence[int]) -> None:
+        from llguidance.numpy import allocate_token_bitmask
+
+        self._matcher = matcher
+        self._vocab_size = vocab_size
+        self._end_ids = frozenset(end_ids)
+        self._bitmask = allocate_token_bitmask(1, vocab_size)
+        self.active = not matcher.is_error()
+
+    def allowed(self) -> np.ndarray | None:
+        """Which token ids may come next (booleans, one per tokenizer id); ``None`` when inactive.
+
+        A constraint is inactive once an end token was picked or the grammar failed: every token
+        is allowed.
+        """
+        if not self.active:
+            return None
+        import numpy as np
+        from llguidance.numpy import fill_next_token_bitmask
+
+        fill_next_token_bitmask(self._matcher, self._bitmask, 0)
+        bits = np.unpackbits(self._bitmask.view(np.uint8), bitorder="little")
+        return bits[: self._vocab_size].astype(bool)
+
+    def mask(self, scores: np.ndarray) -> np.ndarray:
+        """``scores`` (one row of logits or log-probs) with the disallowed tokens at ``-inf``.
+
+        Ids past the tokenizer's (padding of the model's vocabulary) are disallowed too.
+        """
+        allowed = self.allowed()
+        if allowed is None:
+            return scores
+        import numpy as np
+
+        masked = np.full_like(scores, -np.inf)
+        size = min(len(allowed), scores.shape[-1])
+        keep = np.flatnonzero(allowed[:size])
+        masked[keep] = scores[keep]
+        return masked
+
+    def advance(self, token: int) -> None:
+        """Move past the picked ``token``; an end token, or one the grammar refuses, ends it."""
+        if not self.active:
+            return
+        if not self._matcher.consume_token(token):
+            logger.debug("constrained decoding stopped: %s", self._matcher.get_error())
+            self.active = False
+        elif token in self._end_ids:
+            self.active = False
+
+
+class Constrainer:
+    """Builds each turn's :class:`TurnConstraint` for one tokenizer.
+
+    Args:
+        tokenizer: the policy's (fast) Hugging Face tokenizer.
+        eos_ids: the token ids that end a turn; the grammar allows them once the turn is complete.
+
+    Raises:
+        UserError: llguidance (the ``local`` extra) is not installed.
+    """
+
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, eos_ids: list[int]) -> None:
+        from ..errors import UserError
+
+        try:
+            import llguidance.hf
+        except ImportError as exc:
+            raise UserError(
+                "constrained decoding needs llguidance: pip install 'paraagent[local]'"
+            ) from exc
+        self.tokenizer = tokenizer
+        self._end_ids = tuple(eos_ids)
+        self._tokenizer: LLTokenizer = llguidance.hf.from_tokenizer(
+            tokenizer, eos_token=list(eos_ids)
+        )
+        self.vocab_size = len(tokenizer)
+        self._matchers: OrderedDict[str, LLMatcher] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def start(self, turn_format: TurnFormat) -> TurnConstraint:
+        """A fresh constraint for one turn of ``turn_format`` (blocking: compiles on a miss)."""
+        key = turn_format.model_dump_json()
+        with self._lock:
+            matcher = self._matchers.pop(key, None)
+        if matcher is None:
+            from llguidance import LLMatcher
+
+            grammar = LLMatcher.grammar_from_lark(_cached_grammar(key).lark)
+            matcher = LLMatcher(self._tokenizer, grammar, log_level=0)
+            if matcher.is_error():
+                logger.warning("constrained decoding off for these turns: %s", matcher.get_error())
+        with self._lock:
+            self._matchers[key] = matcher
+            while len(self._matchers) > _KEPT_MATCHERS:
+                self._matchers.popitem(last=False)
+        return TurnConstraint(matcher.deep_copy(), self.vocab_size, self._end_ids)

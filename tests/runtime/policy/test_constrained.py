@@ -1,0 +1,280 @@
+"""The turn grammar of constrained decoding, checked with llguidance on SmolLM2's tokenizer.
+
+Each check tokenizes a turn and asks a fresh matcher how many of its tokens (and a final
+end-of-sequence token) the grammar accepts: the whole turn, or fewer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paraagent_runtime.actions import Turn, parse_turn, render_turn
+from paraagent_runtime.meta import META_TOOL_SPECS
+from paraagent_runtime.policy.constrained import (
+    Constrainer,
+    ToolSchema,
+    TurnFormat,
+    turn_grammar,
+)
+from paraagent_runtime.tools import ToolCall
+
+llguidance = pytest.importorskip("llguidance")
+
+TOUCAN = Path("/work/shared/data/toucan/mcp_servers")
+
+WEATHER = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string", "minLength": 1},
+        "units": {"type": "string", "enum": ["metric", "imperial"]},
+    },
+    "required": ["city"],
+    "additionalProperties": False,
+}
+AWKWARD: dict[str, dict[str, Any]] = {
+    "nested_enum": {
+        "type": "object",
+        "properties": {
+            "seat": {
+                "type": "object",
+                "properties": {"row": {"enum": [1, 2, 3]}, "side": {"enum": ["aisle", "window"]}},
+                "required": ["row", "side"],
+                "additionalProperties": False,
+            },
+            "extras": {"type": "array", "items": {"enum": ["bag", "meal"]}, "maxItems": 2},
+        },
+        "required": ["seat"],
+    },
+    "pattern": {
+        "type": "object",
+        "properties": {"iata": {"type": "string", "pattern": "^[A-Z]{3}$"}},
+        "required": ["iata"],
+    },
+    "open_map": {
+        "type": "object",
+        "properties": {"id": {"type": "integer"}},
+        "additionalProperties": {"type": "string"},
+    },
+    "refs": {
+        "type": "object",
+        "properties": {"point": {"$ref": "#/$defs/point"}},
+        "required": ["point"],
+        "$defs": {
+            "point": {
+                "type": "object",
+                "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+                "required": ["x", "y"],
+            }
+        },
+    },
+}
+REJECTED = {
+    "type": "object",
+    "properties": {"ip": {"type": "string", "pattern": "(?<=a)b"}},
+    "required": ["ip"],
+}
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> Any:
+    from paraagent_runtime.policy.smollm2 import load_smollm2_tokenizer
+
+    return load_smollm2_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def ll_tokenizer(tokenizer: Any) -> Any:
+    import llguidance.hf
+
+    return llguidance.hf.from_tokenizer(tokenizer)
+
+
+def accepted(ll_tokenizer: Any, tokenizer: Any, turn_format: TurnFormat, text: str) -> bool:
+    """Whether the grammar of ``turn_format`` accepts ``text`` as a whole turn."""
+    from llguidance import LLMatcher
+
+    grammar = LLMatcher.grammar_from_lark(turn_grammar(turn_format).lark)
+    matcher = LLMatcher(ll_tokenizer, grammar, log_level=0)
+    assert not matcher.is_error(), matcher.get_error()
+    ids = [*tokenizer.encode(text), tokenizer.eos_token_id]
+    return matcher.validate_tokens(ids) == len(ids)
+
+
+def call_turn(phase: str | None, *calls: tuple[str, dict[str, Any]]) -> str:
+    """A turn rendered as the demos are (``render_turn``)."""
+    turn = Turn(
+        phase=phase,  # type: ignore[arg-type]
+        calls=[
+            ToolCall(id=f"c{i}", name=name, arguments=args) for i, (name, args) in enumerate(calls)
+        ],
+    )
+    return render_turn(turn)
+
+
+def meta_tools() -> tuple[ToolSchema, ...]:
+    return tuple(ToolSchema(name=s.name, parameters=s.input_schema) for s in META_TOOL_SPECS)
+
+
+def builtin_tools() -> tuple[ToolSchema, ...]:
+    from mcp_servers.toolenv import ToolEnv
+
+    specs = ToolEnv.builtin(seed=0).specs()
+    return meta_tools() + tuple(ToolSchema(name=s.name, parameters=s.input_schema) for s in specs)
+
+
+def test_builtin_toolenv_tools_compile_without_fallbacks_and_rendered_turns_pass(
+    ll_tokenizer: Any, tokenizer: Any
+) -> None:
+    tools = builtin_tools()
+    turn_format = TurnFormat(tools=tools)
+    assert turn_grammar(turn_format).fallbacks == ()
+    assert turn_grammar(turn_format) is turn_grammar(TurnFormat(tools=tools))
+    explore = call_turn(
+        "explore", ("search_tools", {"query": "a<b weather"}), ("inspect_tool", {"name": "x"})
+    )
+    answer = render_turn(Turn(think="2 < 3, so", answer="Sunny in <b>Paris</b>"))
+    for text in (explore, answer, "<phase>execute</phase>\n<answer>done</answer>"):
+        assert accepted(ll_tokenizer, tokenizer, turn_format, text), text
+        assert parse_turn(text, strict=True).valid
+
+
+@pytest.mark.parametrize("name", sorted(AWKWARD))
+def test_awkward_schemas_take_valid_arguments_and_refuse_schema_fragments(
+    name: str, ll_tokenizer: Any, tokenizer: Any
+) -> None:
+    valid = {
+        "nested_enum": {"seat": {"row": 2, "side": "aisle"}, "extras": ["bag"]},
+        "pattern": {"iata": "CDG"},
+        "open_map": {"id": 3, "note": "free"},
+        "refs": {"point": {"x": 1.5, "y": -2}},
+    }[name]
+    invalid = {
+        "nested_enum": {"seat": {"row": 4, "side": "aisle"}},
+        "pattern": {"iata": "cdg"},
+        "open_map": {"id": 3, "note": 5},
+        "refs": {"point": {"x": "1"}},
+    }[name]
+    fragment = {key: {"type": "number", "description": "a value"} for key in valid}
+    turn_format = TurnFormat(tools=(ToolSchema(name=name, parameters=AWKWARD[name]),))
+    assert turn_grammar(turn_format).fallbacks == ()
+    assert accepted(ll_tokenizer, tokenizer, turn_format, call_turn("execute", (name, valid)))
+    for arguments in (invalid, fragment):
+        text = call_turn("execute", (name, arguments))
+        assert not accepted(ll_tokenizer, tokenizer, turn_format, text), text
+
+
+def test_malformed_json_and_unknown_tools_are_refused(ll_tokenizer: Any, tokenizer: Any) -> None:
+    turn_format = TurnFormat(tools=(ToolSchema(name="weather", parameters=WEATHER),))
+    good = call_turn("execute", ("weather", {"city": "Paris", "units": "metric"}))
+    assert accepted(ll_tokenizer, tokenizer, turn_format, good)
+    for text in (
+        good.replace('"}}', '"}'),
+        good.replace('"weather"', '"weather_v2"'),
+        good.replace('"Paris"', "Paris"),
+        good.replace("{", "{ ", 1),
+        call_turn("execute", ("weather", {"units": "metric"})),
+    ):
+        assert not accepted(ll_tokenizer, tokenizer, turn_format, text), text
+
+
+def test_modes_phases_and_the_call_limit(ll_tokenizer: Any, tokenizer: Any) -> None:
+    tools = (*meta_tools(), ToolSchema(name="weather", parameters=WEATHER))
+    paris = ("weather", {"city": "Paris"})
+    search = ("search_tools", {"query": "weather"})
+    paraact = TurnFormat(mode="paraact", max_calls=2, tools=tools)
+    react = TurnFormat(mode="react", max_calls=1, tools=tools)
+    decoupled = TurnFormat(mode="decoupled", max_calls=2, tools=tools)
+    cases = [
+        (paraact, call_turn("execute", paris, paris), True),
+        (paraact, call_turn("execute", paris, search), True),
+        (paraact, call_turn("execute", paris, paris, paris), False),
+        (paraact, call_turn("explore", paris), False),
+        (paraact, call_turn(None, paris), False),
+        (decoupled, call_turn("explore", search, search), True),
+        (react, call_turn(None, paris), True),
+        (react, call_turn(None, paris, paris), False),
+        (react, call_turn("execute", paris), False),
+        (react, "<answer>42</answer>", True),
+        (react, "<phase>execute</phase>\n<answer>42</answer>", False),
+    ]
+    for turn_format, text, expected in cases:
+        got = accepted(ll_tokenizer, tokenizer, turn_format, text)
+        assert got is expected, (turn_format.mode, text)
+
+
+def test_a_schema_llguidance_rejects_falls_back_to_free_arguments(
+    ll_tokenizer: Any, tokenizer: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    tools = (
+        ToolSchema(name="lookbehind", parameters=REJECTED),
+        ToolSchema(name="weather", parameters=WEATHER),
+    )
+    turn_format = TurnFormat(tools=tools)
+    with caplog.at_level(logging.WARNING, logger="paraagent_runtime.policy.constrained"):
+        grammar = turn_grammar(turn_format)
+    assert grammar.fallbacks == ("lookbehind",)
+    assert "1 tool schema(s) rejected" in caplog.text
+    free = call_turn("execute", ("lookbehind", {"anything": [1, {"goes": True}]}))
+    assert accepted(ll_tokenizer, tokenizer, turn_format, free)
+    not_object = free.replace('{"anything": [1, {"goes": true}]}', "[1]")
+    assert not accepted(ll_tokenizer, tokenizer, turn_format, not_object)
+    strict = call_turn("execute", ("weather", {"city": 3}))
+    assert not accepted(ll_tokenizer, tokenizer, turn_format, strict)
+
+
+def toucan_schemas() -> Iterator[tuple[str, dict[str, Any]]]:
+    for path in sorted(TOUCAN.glob("0*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        for tool in record["metadata"]["remote_server_response"].get("tools") or []:
+            yield tool["name"], tool.get("input_schema") or {}
+
+
+@pytest.mark.skipif(not TOUCAN.is_dir(), reason="the shared Toucan data is not on this machine")
+def test_real_catalog_schemas_with_awkward_features_compile(ll_tokenizer: Any) -> None:
+    """The first live Toucan schema with each feature compiles (a turn of all of them too)."""
+    features = {
+        "enum": '"enum"',
+        "nested": '"properties": {"type": "object"',
+        "array": '"type": "array"',
+        "pattern": '"pattern"',
+        "additionalProperties": '"additionalProperties": {',
+        "ref": '"$ref"',
+    }
+    found: dict[str, ToolSchema] = {}
+    for name, schema in toucan_schemas():
+        text = json.dumps(schema)
+        for feature, marker in features.items():
+            if feature not in found and marker in text:
+                found[feature] = ToolSchema(name=name, parameters=schema)
+        if len(found) == len(features):
+            break
+    assert set(found) >= {"enum", "array", "pattern"}
+    turn_format = TurnFormat(tools=tuple(found.values()))
+    grammar = turn_grammar(turn_format)
+    assert len(grammar.fallbacks) <= 1
+    from llguidance import LLMatcher
+
+    matcher = LLMatcher(ll_tokenizer, LLMatcher.grammar_from_lark(grammar.lark), log_level=0)
+    assert not matcher.is_error(), matcher.get_error()
+
+
+def test_a_constraint_masks_then_follows_the_picked_tokens(tokenizer: Any) -> None:
+    import numpy as np
+
+    turn_format = TurnFormat(mode="react", tools=(ToolSchema(name="weather", parameters=WEATHER),))
+    text = call_turn(None, ("weather", {"city": "Oslo"}))
+    constraint = Constrainer(tokenizer, [tokenizer.eos_token_id]).start(turn_format)
+    first = constraint.mask(np.zeros(len(tokenizer)))
+    assert np.isfinite(first).sum() < 100
+    for token in [*tokenizer.encode(text), tokenizer.eos_token_id]:
+        masked = constraint.mask(np.zeros(len(tokenizer) + 7))
+        assert masked[token] == 0 and np.isinf(masked[len(tokenizer) :]).all()
+        constraint.advance(token)
+    assert not constraint.active
+    assert constraint.allowed() is None
