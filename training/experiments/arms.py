@@ -52,6 +52,7 @@ class ArmResult(BaseModel):
         success: Mean held-out success over seeds, bootstrap 95% interval over seeds.
         facts: The same for the share of gold facts the answers state.
         vs_start: Mean over seeds of (final − start) success, bootstrap over seeds.
+        facts_vs_start: The same for the share of gold facts stated.
         vs_floor: Mean over seeds of the seed-paired (arm − floor) success, bootstrap over seeds.
         vs_floor_by_task: (arm − floor) success paired by task, seeds averaged per task.
         facts_vs_floor: The seed-paired (arm − floor) difference in facts stated.
@@ -66,6 +67,7 @@ class ArmResult(BaseModel):
     success: Interval | None = None
     facts: Interval | None = None
     vs_start: Interval | None = None
+    facts_vs_start: Interval | None = None
     vs_floor: Interval | None = None
     vs_floor_by_task: Interval | None = None
     facts_vs_floor: Interval | None = None
@@ -82,8 +84,8 @@ def _task_mean(score: HeldoutScore, tasks: Sequence[str], attribute: str) -> flo
     return statistics.fmean(per_task[task] for task in tasks)
 
 
-def _shared_tasks(first: HeldoutScore, second: HeldoutScore) -> list[str]:
-    return sorted(set(first.per_task or ()) & set(second.per_task or ()))
+def _shared_tasks(first: HeldoutScore, second: HeldoutScore, attribute: str) -> list[str]:
+    return sorted(set(getattr(first, attribute) or ()) & set(getattr(second, attribute) or ()))
 
 
 def _seed_paired(
@@ -91,7 +93,7 @@ def _seed_paired(
 ) -> Interval | None:
     differences = []
     for seed in sorted(scored.keys() & floor.keys()):
-        tasks = _shared_tasks(scored[seed], floor[seed])
+        tasks = _shared_tasks(scored[seed], floor[seed], attribute)
         if tasks:
             mine = _task_mean(scored[seed], tasks, attribute)
             differences.append(mine - _task_mean(floor[seed], tasks, attribute))
@@ -165,9 +167,11 @@ def arm_results(
     for arm, seeds in complete.items():
         scored = scored_by_arm[arm]
         pooled = [run for run in runs if run.estimator == arm and run.complete]
-        vs_start = None
-        if start is not None and start.per_task is not None:
-            vs_start = _seed_paired(scored, dict.fromkeys(scored, start), "per_task")
+        vs_start = facts_vs_start = None
+        if start is not None:
+            starts = dict.fromkeys(scored, start)
+            vs_start = _seed_paired(scored, starts, "per_task")
+            facts_vs_start = _seed_paired(scored, starts, "facts_per_task")
         compared = arm != floor
         results.append(
             ArmResult(
@@ -184,6 +188,7 @@ def arm_results(
                     [score.facts for score in scored.values() if score.facts is not None]
                 ),
                 vs_start=vs_start,
+                facts_vs_start=facts_vs_start,
                 vs_floor=_seed_paired(scored, floor_scores, "per_task") if compared else None,
                 vs_floor_by_task=_by_task(scored, floor_scores) if compared else None,
                 facts_vs_floor=(
@@ -215,13 +220,13 @@ def arms_table(
     lines = [
         f"| arm | complete seeds | steps | held-out success | Δ vs {floor} (by seed) "
         f"| Δ vs {floor} (by task) | facts stated | Δ facts vs {floor} (by seed) "
-        "| Δ vs start (by seed) | verdict | incomplete (not pooled) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| Δ vs start (by seed) | Δ facts vs start (by seed) | verdict | incomplete (not pooled) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     if start is not None:
         facts = "-" if start.facts is None else f"{start.facts:.3f}"
         lines.append(
-            f"| start (no RL) | - | 0 | {start.success:.3f} | - | - | {facts} | - | - | - | - |"
+            f"| start (no RL) | - | 0 | {start.success:.3f} | - | - | {facts} | - | - | - | - | - |"
         )
     for result in results:
         lines.append(
@@ -230,16 +235,18 @@ def arms_table(
             f"| {_cell(result.success)} | {_cell(result.vs_floor, True)} "
             f"| {_cell(result.vs_floor_by_task, True)} | {_cell(result.facts)} "
             f"| {_cell(result.facts_vs_floor, True)} | {_cell(result.vs_start, True)} "
-            f"| {result.verdict} | {'; '.join(result.incomplete) or '-'} |"
+            f"| {_cell(result.facts_vs_start, True)} | {result.verdict} "
+            f"| {'; '.join(result.incomplete) or '-'} |"
         )
     few = [r.arm for r in results if len(r.seeds) < MIN_SEEDS]
     note = (
         "Intervals are 95% percentile bootstraps over seeds (each seed's whole run is one sample;"
         f" {MIN_SEEDS} seeds cannot reach past the extreme seeds, so these are optimistic), except"
         " 'by task': seeds averaged per task, paired bootstrap over the tasks. 'By seed' pairs each"
-        f" arm's seed-s run with {floor}'s seed-s run (same training tasks in the same order,"
-        " same held-out tasks). Verdict from Δ vs start: its interval above 0 (learned), below 0"
-        " (worse than the start) or across 0 (no evidence it learned)."
+        f" arm's seed-s run with {floor}'s seed-s run (same torch seed and held-out tasks; every"
+        " run trains on the same tasks in the same order, so seeds differ in sampling only)."
+        " Verdict from Δ success vs start: its interval above 0 (learned), below 0 (worse than"
+        " the start) or across 0 (no evidence it learned)."
     )
     if few:
         note += f" Fewer than {MIN_SEEDS} complete seeds: {', '.join(few)}."

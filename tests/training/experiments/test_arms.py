@@ -34,7 +34,8 @@ def _runs() -> list:
 
 
 def test_arms_pair_by_seed_and_by_task_and_leave_incomplete_runs_out() -> None:
-    start = HeldoutScore(success=0.25, per_task={"t-a": 0.0, "t-b": 0.5})
+    rates = {"t-a": 0.0, "t-b": 0.5}
+    start = HeldoutScore(success=0.25, per_task=rates, facts=0.25, facts_per_task=rates)
     families = {"t-a": "multi_city_weather", "t-b": "flight_packing"}
     floor, arm = arm_results(_runs(), floor="grpo", start=start, families=families)
     assert (arm.arm, arm.seeds, arm.steps) == ("gdpo", [0, 1], 3)
@@ -59,7 +60,9 @@ def test_arms_pair_by_seed_and_by_task_and_leave_incomplete_runs_out() -> None:
     table = arms_table([floor, arm], floor="grpo", start=start)
     row = next(line for line in table.splitlines() if line.startswith("| gdpo |"))
     assert "| 0,1 | 3 | 0.750 [0.500, 1.000] | +0.500 [+0.500, +0.500] |" in row
-    assert row.endswith("| learned | seed 2: 2/3 steps |")
+    # Success and facts vs start by seed: 0.75 and 0.25 -> +0.5, the interval spans the two seeds.
+    vs_start = "| +0.500 [+0.250, +0.750] | +0.500 [+0.250, +0.750] |"
+    assert row.endswith(f"{vs_start} learned | seed 2: 2/3 steps |")
     assert "Fewer than 3 complete seeds: grpo, gdpo." in table
     header = family_table([floor, arm]).splitlines()[0]
     assert header == "| arm | multi_city_weather | flight_packing |"
