@@ -34,6 +34,7 @@ import asyncio
 import json
 import logging
 import os
+import random
 import re
 import statistics
 import time
@@ -53,9 +54,17 @@ from paraagent_runtime.retrieval import (
     RetrievalConfig,
     SentenceEncoder,
 )
+from paraagent_runtime.retrieval.config import default_index_dir
+from paraagent_runtime.retrieval.decompose import decompose
 from paraagent_runtime.retrieval.dense import DenseIndex
 from paraagent_runtime.retrieval.documents import doc_hash
-from paraagent_runtime.retrieval.evaluate import HEADLINE, PAIRS, evaluate_retrieval, percent_cell
+from paraagent_runtime.retrieval.evaluate import (
+    HEADLINE,
+    PAIRS,
+    drop_duplicates,
+    evaluate_retrieval,
+    percent_cell,
+)
 from paraagent_runtime.retrieval.querysets import load_query_sets
 from paraagent_runtime.retrieval.stabletoolbench import load_stabletoolbench
 
@@ -187,28 +196,34 @@ def local_pool(size: int, root: Path = DATA) -> list[ToolSpec]:
     return list(pool.values())[:size]
 
 
-def toolenv_pool(size: int) -> list[ToolSpec]:
+def toolenv_pool(size: int | None) -> list[ToolSpec]:
     """The ToolEnv catalog's tools (the benchmark may import mcp_servers; the runtime may not)."""
     from mcp_servers.toolenv.catalog import load_catalog
 
     return [record.to_spec() for record in load_catalog().records][:size]
 
 
+def gold_pool(size: int) -> list[ToolSpec]:
+    """StableToolBench's pool topped up to ``size`` with ToolEnv catalog tools as distractors.
+
+    The latency queries are StableToolBench's, so their gold tools are in the pool once: the
+    catalog's copies of pool tools (its ``rapidapi_*`` endpoints) are dropped by
+    :func:`~paraagent_runtime.retrieval.evaluate.drop_duplicates`, and the rest are taken in a
+    fixed shuffled order so every ToolEnv source is represented at any size.
+    """
+    gold = load_stabletoolbench(DATA / "stabletoolbench").tools
+    distractors, _ = drop_duplicates(gold, toolenv_pool(None))
+    random.Random(0).shuffle(distractors)
+    return [*gold, *distractors][:size]
+
+
+POOLS = {"gold": gold_pool, "local": local_pool, "toolenv": toolenv_pool}
+"""Latency pools: StableToolBench + ToolEnv distractors (default), shared-data readers, ToolEnv."""
+
+
 def load_pool(name: str, size: int) -> list[ToolSpec]:
-    """The first ``size`` tools of the ``local`` or ``toolenv`` pool."""
-    return toolenv_pool(size) if name == "toolenv" else local_pool(size)
-
-
-def _stored_prefix(pool: list[ToolSpec], cache: Path, model: str) -> int:
-    """How many leading tools of ``pool`` already have embeddings in the cache."""
-    stored = EmbeddingStore(cache, model).load()
-    if stored is None:
-        return 0
-    known = set(stored.doc_hashes)
-    for position, tool in enumerate(pool):
-        if doc_hash(tool_document(tool)) not in known:
-            return position
-    return len(pool)
+    """The first ``size`` tools of the pool called ``name`` (a key of :data:`POOLS`)."""
+    return POOLS[name](size)
 
 
 def _rss_mb() -> float:
@@ -240,30 +255,38 @@ def _recall(exact: np.ndarray, approx: np.ndarray) -> float:
     return float(np.mean(hits))
 
 
-async def fill_cache(pool: list[ToolSpec], cache: Path, encoder: SentenceEncoder) -> None:
+def fill_cache(pool: list[ToolSpec], cache: Path, encoder: SentenceEncoder) -> None:
     """Embed ``pool`` into the on-disk store of ``cache``, resuming where an earlier run stopped.
 
-    Embeds in saved chunks so an interrupted run loses at most one chunk, starting past the
-    prefix the store already covers.
+    Only documents the store lacks are embedded, in saved chunks, so an interrupted run loses
+    at most one chunk; no index is built on the way (the store keeps rows by document hash, and
+    the index reuses them whatever catalog they were saved under).
     """
-    config = RetrievalConfig(index_dir=cache, exact_threshold=len(pool) + 1)
-    covered = _stored_prefix(pool, cache, encoder.name)
-    for stop in range(covered + _CHUNK, len(pool) + _CHUNK, _CHUNK):
-        warm = HybridToolSearch(config, encoder=encoder)
-        await warm.update(pool[: min(stop, len(pool))])
-        logging.getLogger(__name__).info("embedding cache: %d tools", min(stop, len(pool)))
+    store = EmbeddingStore(cache, encoder.name)
+    stored = store.load()
+    known = set(stored.doc_hashes) if stored is not None else set()
+    documents = {doc_hash(text): text for text in map(tool_document, pool)}
+    missing = [digest for digest in documents if digest not in known]
+    log = logging.getLogger(__name__)
+    for start in range(0, len(missing), _CHUNK):
+        chunk = missing[start : start + _CHUNK]
+        vectors = encoder.encode([documents[digest] for digest in chunk])
+        store.save(f"fill-{start}", chunk, vectors)
+        log.info("embedding cache: %d of %d new documents", start + len(chunk), len(missing))
 
 
-async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> dict[str, Any]:
+async def run(
+    sizes: list[int], cache: Path, pool_name: str, n_queries: int, *, compare_torch: bool = False
+) -> dict[str, Any]:
     """Run every measurement and return the results as one JSON-able dict."""
     largest = max(sizes)
     pool = load_pool(pool_name, largest)
     queries = [q.text for q in load_stabletoolbench(DATA / "stabletoolbench").queries][:n_queries]
-    multi_queries = [
-        query.text
-        for bench in load_query_sets(DATA, parts=("dev",), kind="multi")
-        for query in bench.queries
-    ][:n_queries]
+    # What a coverage search costs depends on whether the request splits into needs.
+    by_needs = {
+        "single-need": [query for query in queries if len(decompose(query)) < 2],
+        "multi-need": [query for query in queries if len(decompose(query)) >= 2],
+    }
     encoder = SentenceEncoder()
     sample = [tool_document(tool) for tool in pool[-512:]]
     started = time.perf_counter()
@@ -280,7 +303,7 @@ async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> 
         "sizes": {},
     }
     config = RetrievalConfig(index_dir=cache)
-    await fill_cache(pool, cache, encoder)
+    fill_cache(pool, cache, encoder)
     index = HybridToolSearch(config, encoder=encoder)
     for size in sorted(sizes):
         before = _rss_mb()
@@ -346,15 +369,22 @@ async def run(sizes: list[int], cache: Path, pool_name: str, n_queries: int) -> 
         )
         for mode in ("bm25", "dense", "hybrid", "coverage"):
             latency[f"{kind}/{mode}"] = await _latency(variant, queries, mode)
-        latency[f"{kind}/coverage multi-tool queries"] = await _latency(
-            variant, multi_queries, "coverage"
-        )
+        for group, members in by_needs.items():
+            for mode in ("hybrid", "coverage"):
+                latency[f"{kind}/{mode} {group}"] = await _latency(variant, members, mode)
     latency["query_embedding_only"] = _embedding_latency(encoder, queries)
-    if encoder.backend != "torch":
+    if compare_torch and encoder.backend != "torch":
         # The same queries through PyTorch, side by side: the backend's speed-up as a ratio.
         latency["query_embedding_only_torch"] = _embedding_latency(
             SentenceEncoder(backend="torch"), queries
         )
+    results["queries"] = {"all": len(queries), **{k: len(v) for k, v in by_needs.items()}}
+    results["coverage_over_hybrid_p50"] = {
+        f"{kind}{suffix}": latency[f"{kind}/coverage{suffix}"]["p50_ms"]
+        / latency[f"{kind}/hybrid{suffix}"]["p50_ms"]
+        for kind in ("flat", "hnsw")
+        for suffix in ("", *(f" {group}" for group in by_needs))
+    }
     results["latency_at"] = largest
     results["latency"] = latency
 
@@ -384,7 +414,6 @@ def lexical_latency(size: int, queries: list[str]) -> dict[str, Any]:
     A coverage search scores the whole query and each of its needs, so its BM25 share grows with
     the pool; this measures that share on the real ``size``-tool pool.
     """
-    from paraagent_runtime.retrieval.decompose import decompose
     from paraagent_runtime.retrieval.lexical import LexicalIndex
 
     pool = local_pool(size)
@@ -604,11 +633,16 @@ def main() -> None:
     """Parse arguments, run the benchmark, print JSON and a table (and write the JSON)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 50_000])
-    parser.add_argument("--cache", type=Path, default=Path("runs/bench_retrieval/index"))
-    parser.add_argument("--pool", choices=("local", "toolenv"), default="local")
+    parser.add_argument("--cache", type=Path, default=default_index_dir() / "bench-retrieval")
+    parser.add_argument("--pool", choices=tuple(POOLS), default="gold")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--out", type=Path, default=Path("runs/bench_retrieval/results.json"))
     parser.add_argument("--quality-only", action="store_true", help="Only the quality half.")
+    parser.add_argument(
+        "--compare-torch",
+        action="store_true",
+        help="Also time the query embedding through PyTorch (the ONNX backend's speed-up).",
+    )
     parser.add_argument(
         "--lexical-size",
         type=int,
@@ -631,12 +665,14 @@ def main() -> None:
     if args.fill_cache_only:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
         pool = load_pool(args.pool, max(args.sizes))
-        asyncio.run(fill_cache(pool, args.cache, SentenceEncoder()))
+        fill_cache(pool, args.cache, SentenceEncoder())
         return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     results: dict[str, Any] = {}
     if not args.quality_only:
-        results = asyncio.run(run(args.sizes, args.cache, args.pool, args.queries))
+        results = asyncio.run(
+            run(args.sizes, args.cache, args.pool, args.queries, compare_torch=args.compare_torch)
+        )
     if args.lexical_size:
         multi = [q.text for b in load_query_sets(DATA, kind="multi") for q in b.queries]
         results["lexical_latency"] = lexical_latency(args.lexical_size, multi[: args.queries])

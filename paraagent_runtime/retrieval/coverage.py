@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
-from .fusion import FusionMethod, Ranking, fuse_many
+from .fusion import FusionMethod, Ranking, normalize, weighted_sum
 
-__all__ = ["CoverageHit", "cover", "need_ranking"]
+__all__ = ["CoverageHit", "cover", "need_rankings"]
 
 _WINDOW = 10
 """How deep into a need's ranking the diversity penalty may reach for a better-spread tool."""
@@ -30,33 +31,45 @@ class CoverageHit:
     need: int
 
 
-def need_ranking(
-    need: tuple[Ranking, Ranking],
+def need_rankings(
+    needs: Sequence[tuple[Ranking, Ranking]],
     whole: tuple[Ranking, Ranking],
     *,
     method: FusionMethod,
     dense_weight: float,
     rrf_k: float,
     context: float,
-) -> list[tuple[str, float]]:
-    """The fused ranking of one need, with a ``context`` share from the whole query's lists.
+) -> list[list[tuple[str, float]]]:
+    """The fused ranking of every need, each with a ``context`` share from the whole query's lists.
+
+    The whole query's lists are normalized once and shared by every need's fusion.
 
     Args:
-        need: The need's ``(dense, bm25)`` rankings.
+        needs: Each need's ``(dense, bm25)`` rankings.
         whole: The whole query's ``(dense, bm25)`` rankings.
-        method: How the four lists are fused.
+        method: How the four lists of a need are fused.
         dense_weight: Weight of the dense lists; BM25 gets the rest.
         rrf_k: The RRF constant.
         context: Share of the fused score that comes from the whole query (0: the need alone).
     """
     own, shared = 1.0 - context, context
-    lexical = 1.0 - dense_weight
-    return fuse_many(
-        [*need, *whole],
-        (own * dense_weight, own * lexical, shared * dense_weight, shared * lexical),
-        method=method,
-        rrf_k=rrf_k,
-    )
+    weights = (dense_weight, 1.0 - dense_weight)
+    common = [
+        (normalize(ranking, method, rrf_k=rrf_k), shared * weight)
+        for ranking, weight in zip(whole, weights, strict=True)
+    ]
+    return [
+        weighted_sum(
+            [
+                *(
+                    (normalize(ranking, method, rrf_k=rrf_k), own * weight)
+                    for ranking, weight in zip(need, weights, strict=True)
+                ),
+                *common,
+            ]
+        )
+        for need in needs
+    ]
 
 
 def cover(
@@ -91,7 +104,7 @@ def cover(
         return lookup(tool) if lookup is not None else None
 
     def best(ranking: Sequence[tuple[str, float]]) -> tuple[str, float] | None:
-        window = [item for item in ranking if item[0] not in taken][:_WINDOW]
+        window = list(islice((item for item in ranking if item[0] not in taken), _WINDOW))
         if not window:
             return None
 

@@ -52,6 +52,15 @@ _FILLER = frozenset(
 )
 """Words that alone do not name a need ("Can you help me with that?", "Thank you!")."""
 _MAX_ITEM_WORDS = 4
+_SITUATION = re.compile(r"^(?:i'm|i am|i've|i have|we're|we are|we've|we have|my|our)\b", re.I)
+_REQUEST_CUE = re.compile(
+    r"\b(?:can|could|would|please|need|needs|want|wants|like|looking|interested|curious|"
+    r"wondering|know|find|get|provide|fetch|retrieve|show|tell|give|help|search|searching|"
+    r"check|recommend|suggest)\b",
+    re.IGNORECASE,
+)
+"""A part that only sets the scene ("I'm planning a family trip", "My friend loves puzzles.")
+names no tool; one with a request cue ("I'm looking for ...", "we need ...") is a need."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +122,9 @@ def _enumeration(clause: str, at: int) -> list[Need]:
 
 
 def _is_filler(text: str) -> bool:
+    """Whether ``text`` names no need: only filler words, or only the user's situation."""
+    if _SITUATION.match(text) and not _REQUEST_CUE.search(text):
+        return True
     return all(word.lower() in _FILLER for word in _WORD.findall(text))
 
 
@@ -124,8 +136,9 @@ def decompose(query: str, *, max_needs: int = MAX_NEEDS) -> list[Need]:
     """Split ``query`` into its needs, in the order they appear.
 
     A part with fewer than two words joins the need before it; a part made only of filler words
-    ("Can you help me with that?") is dropped. An enumeration is expanded only when its items are
-    short (at most four words). A query that does not split returns one need.
+    ("Can you help me with that?") or only of the user's situation ("I'm planning a trip") is
+    dropped (a query made only of such parts stays one need). An enumeration is expanded only
+    when its items are short (at most four words). A query that does not split returns one need.
 
     Args:
         query: The user request.

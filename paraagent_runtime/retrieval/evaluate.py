@@ -26,8 +26,7 @@ from ..errors import ConfigError
 from ..intervals import bootstrap_mean, paired_bootstrap_difference
 from ..tools import ToolSpec
 from .config import RetrievalConfig
-from .coverage import cover, need_ranking
-from .decompose import decompose
+from .coverage import cover, need_rankings
 from .fusion import FusionMethod, Ranking, fuse
 from .metrics import completeness_at_k, ndcg_at_k, recall_at_k
 from .querysets import query_part
@@ -109,6 +108,8 @@ class _Lists:
     needs: list[str]
     whole: tuple[Ranking, Ranking]
     per_need: list[tuple[Ranking, Ranking]]
+    context: tuple[Ranking, Ranking]
+    """The whole request's pair as a coverage search fuses it into each need's ranking."""
 
 
 @dataclass
@@ -209,19 +210,44 @@ def rank_query(
             *whole, method=setting.method, dense_weight=setting.dense_weight, rrf_k=setting.rrf_k
         )
         return [tool for tool, _ in fused[:k]]
-    rankings = [
-        need_ranking(
-            pair,
-            whole,
-            method=setting.method,
-            dense_weight=setting.dense_weight,
-            rrf_k=setting.rrf_k,
-            context=setting.context,
-        )
-        for pair in per_need
-    ]
+    rankings = need_rankings(
+        per_need,
+        whole,
+        method=setting.method,
+        dense_weight=setting.dense_weight,
+        rrf_k=setting.rrf_k,
+        context=setting.context,
+    )
     hits = cover(rankings, k, provider=provider, diversity=setting.diversity)
     return [hit.tool for hit in hits]
+
+
+class _Ranker:
+    """Each query's top ten under a setting, every distinct ranking computed once.
+
+    A single-need query ranks the same in ``hybrid`` and ``coverage`` mode and under every
+    context share and diversity penalty, and a tuned setting may equal the configured one.
+    """
+
+    def __init__(self, providers: Mapping[str, Mapping[str, str]]) -> None:
+        self.providers = providers
+        self._memo: dict[tuple[str, str, Setting, bool], list[str]] = {}
+
+    def __call__(self, item: _Lists, setting: Setting, coverage: bool) -> list[str]:
+        """``item``'s top ten as ``setting`` (with coverage or not) ranks it."""
+        covered = coverage and len(item.per_need) > 1
+        if not covered:
+            setting = replace(setting, context=0.0, diversity=0.0)
+        key = (item.bench, item.query.query_id, setting, covered)
+        if key not in self._memo:
+            self._memo[key] = rank_query(
+                item.context if covered else item.whole,
+                item.per_need,
+                setting,
+                coverage=covered,
+                provider=self.providers[item.bench],
+            )
+        return self._memo[key]
 
 
 def _metrics(ranked: Sequence[str], gold: Sequence[str]) -> dict[str, float]:
@@ -233,40 +259,15 @@ def _metrics(ranked: Sequence[str], gold: Sequence[str]) -> dict[str, float]:
     return out
 
 
-def _mean_ndcg(
-    lists: Sequence[_Lists],
-    providers: Mapping[str, Mapping[str, str]],
-    setting: Setting,
-    coverage: bool,
-) -> float:
-    total = sum(
-        ndcg_at_k(
-            rank_query(
-                item.whole,
-                item.per_need,
-                setting,
-                coverage=coverage,
-                provider=providers[item.bench],
-                k=5,
-            ),
-            item.query.gold,
-            5,
-        )
-        for item in lists
-    )
-    return total / max(len(lists), 1)
-
-
 def _best(
-    grid: Sequence[Setting],
-    lists: Sequence[_Lists],
-    providers: Mapping[str, Mapping[str, str]],
-    coverage: bool,
+    grid: Sequence[Setting], lists: Sequence[_Lists], ranker: _Ranker, coverage: bool
 ) -> Setting:
     """The grid setting with the best mean NDCG@5 on ``lists`` (the first wins ties)."""
     best, best_score = grid[0], -1.0
     for setting in grid:
-        score = _mean_ndcg(lists, providers, setting, coverage)
+        score = sum(
+            ndcg_at_k(ranker(item, setting, coverage), item.query.gold, 5) for item in lists
+        ) / max(len(lists), 1)
         if score > best_score + 1e-12:
             best, best_score = setting, score
     return best
@@ -298,33 +299,29 @@ def tune(
             fusion_grid, _GRID_CONTEXT, _GRID_DIVERSITY
         )
     ]
+    ranker = _Ranker(providers)
     return (
-        _best(fusion_grid, lists, providers, coverage=False),
-        _best(coverage_grid, lists, providers, coverage=True),
+        _best(fusion_grid, lists, ranker, coverage=False),
+        _best(coverage_grid, lists, ranker, coverage=True),
     )
 
 
 async def _lists_of(search: HybridToolSearch, bench: RetrievalBench, depth: int) -> list[_Lists]:
-    needs = [[need.text for need in decompose(query.text)] for query in bench.queries]
-    texts = list(
-        dict.fromkeys(
-            itertools.chain.from_iterable(
-                [query.text, *(parts if len(parts) > 1 else [])]
-                for query, parts in zip(bench.queries, needs, strict=True)
-            )
-        )
-    )
-    pairs = dict(zip(texts, await search.rankings(texts, depth=depth), strict=True))
+    """Every query's lists as the index's hybrid and coverage searches see them."""
+    texts = [query.text for query in bench.queries]
+    whole = await search.rankings(texts, depth=depth)
+    found = await search.query_lists(texts, depth=depth)
     return [
         _Lists(
             query=query,
             bench=bench.name,
             part=query_part(query),
-            needs=parts,
-            whole=pairs[query.text],
-            per_need=[pairs[text] for text in parts] if len(parts) > 1 else [],
+            needs=[need.text for need in item.needs],
+            whole=pair,
+            per_need=item.per_need,
+            context=item.whole,
         )
-        for query, parts in zip(bench.queries, needs, strict=True)
+        for query, pair, item in zip(bench.queries, whole, found, strict=True)
     ]
 
 
@@ -398,17 +395,9 @@ async def evaluate_retrieval(
         "bm25": [[tool for tool, _ in item.whole[1][:_TOP]] for item in lists],
         "dense": [[tool for tool, _ in item.whole[0][:_TOP]] for item in lists],
     }
+    ranker = _Ranker(providers)
     for system, (setting, coverage) in settings.items():
-        ranked[system] = [
-            rank_query(
-                item.whole,
-                item.per_need,
-                setting,
-                coverage=coverage,
-                provider=providers[item.bench],
-            )
-            for item in lists
-        ]
+        ranked[system] = [ranker(item, setting, coverage) for item in lists]
     report = EvalReport(
         pools=pools,
         queries={part: sum(item.part == part for item in lists) for part in ("dev", "test")},

@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 __all__ = [
     "FusionMethod",
+    "Normalized",
     "Ranking",
     "fuse",
     "fuse_many",
+    "normalize",
+    "weighted_sum",
     "reciprocal_rank_fusion",
     "score_fusion",
     "zscore_fusion",
@@ -32,6 +38,92 @@ class FusionMethod(enum.StrEnum):
     """Min-max normalized scores (the fusion before issue #27, kept for comparison)."""
 
 
+@dataclass(frozen=True)
+class Normalized:
+    """One ranking's normalized scores, and the score of an item the ranking does not list."""
+
+    values: dict[str, float]
+    floor: float = 0.0
+
+
+def _z(ranking: Ranking) -> Normalized:
+    """Each item's z-score within ``ranking``; a missing item gets the lowest one."""
+    scores = np.asarray([score for _, score in ranking], dtype=np.float64)
+    spread = float(scores.std())
+    if spread <= 0:
+        return Normalized(dict.fromkeys((item for item, _ in ranking), 0.0))
+    z = (scores - scores.mean()) / spread
+    return Normalized(
+        dict(zip((item for item, _ in ranking), z.tolist(), strict=True)), float(z.min())
+    )
+
+
+def _min_max(ranking: Ranking) -> Normalized:
+    scores = [score for _, score in ranking]
+    low, high = min(scores), max(scores)
+    span = high - low
+    return Normalized({item: (score - low) / span if span > 0 else 1.0 for item, score in ranking})
+
+
+def normalize(
+    ranking: Ranking, method: FusionMethod = FusionMethod.RRF, *, rrf_k: float = 60.0
+) -> Normalized:
+    """``ranking``'s scores as ``method`` fuses them (reciprocal rank, z-score or min-max).
+
+    Normalizing a list once lets one list take part in several fusions (a coverage search
+    fuses the whole request's lists into every need's ranking).
+    """
+    method = FusionMethod(method)
+    if not ranking:
+        return Normalized({})
+    if method is FusionMethod.RRF:
+        return Normalized(
+            {item: 1.0 / (rrf_k + rank) for rank, (item, _) in enumerate(ranking, start=1)}
+        )
+    return _z(ranking) if method is FusionMethod.ZSCORE else _min_max(ranking)
+
+
+def weighted_sum(parts: Sequence[tuple[Normalized, float]]) -> list[tuple[str, float]]:
+    """Sum normalized lists with weights; an item a list lacks gets that list's floor.
+
+    Returns:
+        Every listed item with its fused score, best first (ties keep first-seen order).
+    """
+    base = sum(weight * part.floor for part, weight in parts)
+    fused: dict[str, float] = {}
+    for part, weight in parts:
+        for item, value in part.values.items():
+            fused[item] = fused.get(item, base) + weight * (value - part.floor)
+    return sorted(fused.items(), key=lambda pair: -pair[1])
+
+
+def fuse_many(
+    rankings: Sequence[Ranking],
+    weights: Sequence[float] | None = None,
+    *,
+    method: FusionMethod = FusionMethod.RRF,
+    rrf_k: float = 60.0,
+) -> list[tuple[str, float]]:
+    """Fuse any number of weighted rankings with ``method``.
+
+    Args:
+        rankings: Ranked lists with raw scores, best first.
+        weights: One weight per ranking (default all 1).
+        method: Reciprocal-rank, z-score or min-max fusion.
+        rrf_k: The RRF constant (used by :attr:`FusionMethod.RRF` only).
+
+    Returns:
+        The fused ranking, best first.
+    """
+    weights = weights if weights is not None else [1.0] * len(rankings)
+    return weighted_sum(
+        [
+            (normalize(ranking, method, rrf_k=rrf_k), weight)
+            for ranking, weight in zip(rankings, weights, strict=True)
+        ]
+    )
+
+
 def reciprocal_rank_fusion(
     rankings: Sequence[Ranking], *, k: float = 60.0, weights: Sequence[float] | None = None
 ) -> list[tuple[str, float]]:
@@ -45,21 +137,7 @@ def reciprocal_rank_fusion(
     Returns:
         All ids that appear in any ranking with their fused score, best first.
     """
-    weights = weights or [1.0] * len(rankings)
-    fused: dict[str, float] = {}
-    for ranking, weight in zip(rankings, weights, strict=True):
-        for rank, (item, _) in enumerate(ranking, start=1):
-            fused[item] = fused.get(item, 0.0) + weight / (k + rank)
-    return sorted(fused.items(), key=lambda pair: -pair[1])
-
-
-def _min_max(ranking: Ranking) -> dict[str, float]:
-    if not ranking:
-        return {}
-    scores = [score for _, score in ranking]
-    low, high = min(scores), max(scores)
-    span = high - low
-    return {item: (score - low) / span if span > 0 else 1.0 for item, score in ranking}
+    return fuse_many(rankings, weights, method=FusionMethod.RRF, rrf_k=k)
 
 
 def score_fusion(
@@ -74,23 +152,7 @@ def score_fusion(
     Returns:
         All ids that appear in any ranking with their fused score, best first.
     """
-    weights = weights or [1.0] * len(rankings)
-    fused: dict[str, float] = {}
-    for ranking, weight in zip(rankings, weights, strict=True):
-        for item, score in _min_max(ranking).items():
-            fused[item] = fused.get(item, 0.0) + weight * score
-    return sorted(fused.items(), key=lambda pair: -pair[1])
-
-
-def _z(ranking: Ranking) -> tuple[dict[str, float], float]:
-    """Each item's z-score within ``ranking``, and the score a missing item gets (the lowest)."""
-    scores = [float(score) for _, score in ranking]
-    mean = sum(scores) / len(scores)
-    spread = (sum((score - mean) ** 2 for score in scores) / len(scores)) ** 0.5
-    if spread <= 0:
-        return {item: 0.0 for item, _ in ranking}, 0.0
-    normalized = {item: (float(score) - mean) / spread for item, score in ranking}
-    return normalized, min(normalized.values())
+    return fuse_many(rankings, weights, method=FusionMethod.SCORE)
 
 
 def zscore_fusion(
@@ -109,43 +171,7 @@ def zscore_fusion(
         All ids that appear in any ranking with their fused score, best first (ties keep
         first-seen order).
     """
-    weights = weights or [1.0] * len(rankings)
-    normalized = [_z(ranking) for ranking in rankings if ranking]
-    kept = [weight for ranking, weight in zip(rankings, weights, strict=True) if ranking]
-    items = dict.fromkeys(item for ranking in rankings for item, _ in ranking)
-    fused = {
-        item: sum(
-            weight * z.get(item, floor) for (z, floor), weight in zip(normalized, kept, strict=True)
-        )
-        for item in items
-    }
-    return sorted(fused.items(), key=lambda pair: -pair[1])
-
-
-def fuse_many(
-    rankings: Sequence[Ranking],
-    weights: Sequence[float],
-    *,
-    method: FusionMethod = FusionMethod.RRF,
-    rrf_k: float = 60.0,
-) -> list[tuple[str, float]]:
-    """Fuse any number of weighted rankings with ``method``.
-
-    Args:
-        rankings: Ranked lists with raw scores, best first.
-        weights: One weight per ranking.
-        method: Reciprocal-rank, z-score or min-max fusion.
-        rrf_k: The RRF constant (used by :attr:`FusionMethod.RRF` only).
-
-    Returns:
-        The fused ranking, best first.
-    """
-    method = FusionMethod(method)
-    if method is FusionMethod.RRF:
-        return reciprocal_rank_fusion(rankings, k=rrf_k, weights=weights)
-    if method is FusionMethod.ZSCORE:
-        return zscore_fusion(rankings, weights=weights)
-    return score_fusion(rankings, weights=weights)
+    return fuse_many(rankings, weights, method=FusionMethod.ZSCORE)
 
 
 def fuse(

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,7 +16,7 @@ from ..errors import UserError
 from ..search import SearchHit
 from ..tools import ToolSpec
 from .config import RetrievalConfig, SearchMode
-from .coverage import cover, need_ranking
+from .coverage import cover, need_rankings
 from .decompose import Need, decompose
 from .dense import DenseIndex
 from .documents import catalog_key, doc_hash
@@ -26,7 +26,7 @@ from .lexical import LexicalIndex
 from .rerank import Reranker
 from .store import EmbeddingStore
 
-__all__ = ["HybridToolSearch", "UpdateStats"]
+__all__ = ["HybridToolSearch", "QueryLists", "UpdateStats"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +59,34 @@ class _Snapshot:
     providers: list[str] = field(default_factory=list)
     provider_vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
     provider_rows: list[np.ndarray] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class QueryLists:
+    """One query's raw rankings, before fusion.
+
+    Attributes:
+        query: The query, whitespace-normalized and cut as searched.
+        needs: Its needs (empty unless it was decomposed).
+        whole: The whole query's ``(dense, bm25)`` rankings.
+        per_need: Each need's pair when the query has two or more needs, else empty.
+    """
+
+    query: str
+    needs: list[Need]
+    whole: tuple[Ranking, Ranking]
+    per_need: list[tuple[Ranking, Ranking]]
+
+
+def _request_vector(needs: Sequence[str], vectors: Sequence[np.ndarray]) -> np.ndarray:
+    """A request's vector from its needs': their mean weighted by word count, normalized.
+
+    The encoder mean-pools token states, so a word-weighted mean of the parts' vectors is close
+    to the vector of the request as a whole, without a second pass over its tokens.
+    """
+    weights = np.asarray([max(len(need.split()), 1) for need in needs], dtype=np.float32)
+    mean = weights @ np.stack(vectors)
+    return (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
 
 
 def _top(scores: np.ndarray, rows: np.ndarray, depth: int) -> list[tuple[int, float]]:
@@ -231,8 +259,23 @@ class HybridToolSearch:
             queries: The queries.
             depth: Candidates per retriever (default ``config.candidates``).
         """
+        found = await self.query_lists(queries, depth=depth, split=False)
+        return [item.whole for item in found]
+
+    async def query_lists(
+        self, queries: Sequence[str], *, depth: int | None = None, split: bool = True
+    ) -> list[QueryLists]:
+        """The raw lists a hybrid or coverage search fuses, per query (for evaluation).
+
+        Args:
+            queries: The queries.
+            depth: Candidates per retriever (default ``config.candidates``).
+            split: Decompose each query and rank its needs too, as ``coverage`` mode does.
+        """
         depth = depth or self.config.candidates
-        return await asyncio.to_thread(self._rankings_sync, self._snapshot, list(queries), depth)
+        return await asyncio.to_thread(
+            self._lists_sync, self._snapshot, list(queries), depth, split=split
+        )
 
     def _build(self, tools: list[ToolSpec]) -> tuple[_Snapshot, UpdateStats]:
         started = time.perf_counter()
@@ -347,41 +390,85 @@ class HybridToolSearch:
     def _clean(self, query: str) -> str:
         return " ".join(query.split())[: self.config.max_query_chars]
 
-    def _rankings_sync(
+    def _lists_sync(
         self,
         snapshot: _Snapshot | None,
         queries: list[str],
         depth: int,
         mode: SearchMode = SearchMode.HYBRID,
-    ) -> list[tuple[Ranking, Ranking]]:
-        """``(dense, bm25)`` rankings; the one ``mode`` does not use is left empty."""
+        *,
+        split: bool = False,
+    ) -> list[QueryLists]:
+        """Each query's raw lists; with ``split``, also its needs' (when it has two or more).
+
+        All texts are embedded in one encoder call and searched in one FAISS call. A request
+        with several needs embeds only its needs; the whole request's vector is their
+        word-weighted mean (:func:`_request_vector`), which ranked as well as embedding the
+        request too on the dev queries and halves what the encoder runs
+        (``docs/results/retrieval_v2.md``). A lexical-only ``mode`` embeds nothing unless the
+        two-stage provider ranking needs vectors; the list ``mode`` does not use is left empty.
+        """
         cleaned = [self._clean(query) for query in queries]
+        needs = [
+            decompose(query, max_needs=self.config.max_needs) if split and query else []
+            for query in cleaned
+        ]
+        parts = [[need.text for need in found] if len(found) > 1 else [] for found in needs]
         if snapshot is None or not snapshot.ids:
-            return [([], []) for _ in queries]
-        live = [i for i, query in enumerate(cleaned) if query]
-        # A BM25-only search skips the query embedding (most of its latency) unless the
-        # two-stage provider ranking needs the vector.
+            return [
+                QueryLists(query, found, ([], []), [([], [])] * len(texts))
+                for query, found, texts in zip(cleaned, needs, parts, strict=True)
+            ]
         embed = mode is not SearchMode.BM25 or bool(snapshot.providers)
-        embedded = self.encoder.encode([cleaned[i] for i in live]) if embed else []
-        vectors = dict(zip(live, embedded, strict=embed))
-        out: list[tuple[Ranking, Ranking]] = []
-        for i, query in enumerate(cleaned):
-            if not query:
-                out.append(([], []))
-                continue
-            rows = self._stage_one(snapshot, vectors[i]) if embed else None
-            dense = (
-                self._dense_ranking(snapshot, vectors[i], rows, depth)
-                if mode is not SearchMode.BM25
-                else []
+        live = [(query, texts) for query, texts in zip(cleaned, parts, strict=True) if query]
+        to_embed = list(dict.fromkeys(t for query, texts in live for t in texts or [query]))
+        vectors = dict(zip(to_embed, self.encoder.encode(to_embed), strict=True)) if embed else {}
+        wanted: dict[str, np.ndarray | None] = {}
+        for query, texts in live:
+            wanted.update((text, vectors.get(text)) for text in texts)
+            if query in vectors or not (texts and embed):
+                wanted.setdefault(query, vectors.get(query))
+            else:
+                wanted.setdefault(query, _request_vector(texts, [vectors[t] for t in texts]))
+        pairs = dict(zip(wanted, self._pairs(snapshot, wanted, depth, mode), strict=True))
+        return [
+            QueryLists(
+                query,
+                found,
+                pairs[query] if query else ([], []),
+                [pairs[text] for text in texts],
             )
-            lexical = (
-                self._lexical_ranking(snapshot, query, rows, depth)
-                if mode is not SearchMode.DENSE
-                else []
-            )
-            out.append((dense, lexical))
-        return out
+            for query, found, texts in zip(cleaned, needs, parts, strict=True)
+        ]
+
+    def _pairs(
+        self,
+        snapshot: _Snapshot,
+        texts: Mapping[str, np.ndarray | None],
+        depth: int,
+        mode: SearchMode,
+    ) -> list[tuple[Ranking, Ranking]]:
+        """``(dense, bm25)`` rankings of each text, given its vector (``None``: not embedded)."""
+        vectors = list(texts.values())
+        rows = [
+            self._stage_one(snapshot, vector) if vector is not None else None for vector in vectors
+        ]
+        if mode is SearchMode.BM25 or not vectors:
+            dense: list[Ranking] = [[] for _ in vectors]
+        elif snapshot.providers:
+            dense = [
+                self._subset_ranking(snapshot, vector, subset, depth)  # type: ignore[arg-type]
+                for vector, subset in zip(vectors, rows, strict=True)
+            ]
+        else:
+            dense = self._dense_rankings(snapshot, np.stack(vectors), depth)  # type: ignore[arg-type]
+        lexical = [
+            self._lexical_ranking(snapshot, text, subset, depth)
+            if mode is not SearchMode.DENSE
+            else []
+            for text, subset in zip(texts, rows, strict=True)
+        ]
+        return list(zip(dense, lexical, strict=True))
 
     def _stage_one(self, snapshot: _Snapshot, vector: np.ndarray) -> np.ndarray | None:
         """Rows of the tools of the best providers (two-stage search), else ``None`` (all)."""
@@ -392,17 +479,24 @@ class HybridToolSearch:
         best = np.argsort(-scores, kind="stable")[:keep]
         return np.sort(np.concatenate([snapshot.provider_rows[i] for i in best]))
 
-    def _dense_ranking(
-        self, snapshot: _Snapshot, vector: np.ndarray, rows: np.ndarray | None, depth: int
+    def _subset_ranking(
+        self, snapshot: _Snapshot, vector: np.ndarray, rows: np.ndarray, depth: int
     ) -> Ranking:
-        if rows is not None:
-            scores = snapshot.vectors[rows] @ vector
-            return [(snapshot.ids[row], score) for row, score in _top(scores, rows, depth)]
-        scores, found = snapshot.dense.search(vector[None, :], depth)
+        """Exact dense ranking among ``rows`` (the second stage of a two-stage search)."""
+        scores = snapshot.vectors[rows] @ vector
+        return [(snapshot.ids[row], score) for row, score in _top(scores, rows, depth)]
+
+    @staticmethod
+    def _dense_rankings(snapshot: _Snapshot, vectors: np.ndarray, depth: int) -> list[Ranking]:
+        """One FAISS search for every row of ``vectors``: their dense rankings."""
+        scores, found = snapshot.dense.search(vectors, depth)
         return [
-            (snapshot.ids[int(row)], float(score))
-            for score, row in zip(scores[0], found[0], strict=True)
-            if row >= 0
+            [
+                (snapshot.ids[int(row)], float(score))
+                for score, row in zip(row_scores, row_found, strict=True)
+                if row >= 0
+            ]
+            for row_scores, row_found in zip(scores, found, strict=True)
         ]
 
     def _lexical_ranking(
@@ -424,27 +518,15 @@ class HybridToolSearch:
         depth = max(config.candidates, top_k)
         if self.reranker is not None:
             depth = max(depth, config.rerank_depth)
+        coverage = mode is SearchMode.COVERAGE
+        retriever = SearchMode.HYBRID if coverage else mode
         snapshot = self._snapshot
-        cleaned = [self._clean(query) for query in queries]
-        needs = [
-            decompose(query, max_needs=config.max_needs) if mode is SearchMode.COVERAGE else []
-            for query in cleaned
-        ]
-        texts = [
-            [query, *(n.text for n in parts)] if len(parts) > 1 else [query]
-            for query, parts in zip(cleaned, needs, strict=True)
-        ]
-        retriever = SearchMode.HYBRID if mode is SearchMode.COVERAGE else mode
-        flat = self._rankings_sync(
-            snapshot, [text for group in texts for text in group], depth, retriever
-        )
         results = []
-        for query, parts, group in zip(cleaned, needs, texts, strict=True):
-            pairs, flat = flat[: len(group)], flat[len(group) :]
-            if len(pairs) > 1:
-                results.append(self._covered(snapshot, query, parts, pairs, top_k))
+        for item in self._lists_sync(snapshot, queries, depth, retriever, split=coverage):
+            if item.per_need:
+                results.append(self._covered(snapshot, item, top_k))
                 continue
-            dense, lexical = pairs[0]
+            dense, lexical = item.whole
             if mode is SearchMode.DENSE:
                 ranking = list(dense)
             elif mode is SearchMode.BM25:
@@ -452,7 +534,7 @@ class HybridToolSearch:
             else:
                 ranking = self._fused(dense, lexical)
             if self.reranker is not None and ranking:
-                ranking = self._rerank(snapshot, query, ranking)
+                ranking = self._rerank(snapshot, item.query, ranking)
             results.append([SearchHit(tool, float(score)) for tool, score in ranking[:top_k]])
         return results
 
@@ -466,35 +548,30 @@ class HybridToolSearch:
             rrf_k=config.rrf_k,
         )
 
-    def _covered(
-        self,
-        snapshot: _Snapshot | None,
-        query: str,
-        needs: Sequence[Need],
-        pairs: Sequence[tuple[Ranking, Ranking]],
-        top_k: int,
-    ) -> list[SearchHit]:
-        """Per-need rankings (``pairs[0]`` is the whole query) merged with coverage."""
+    def _covered(self, snapshot: _Snapshot | None, item: QueryLists, top_k: int) -> list[SearchHit]:
+        """The needs' rankings merged with coverage; each hit names the part it answers."""
         assert snapshot is not None
         config = self.config
-        whole, *own = pairs
-        rankings = []
-        for need, pair in zip(needs, own, strict=True):
-            ranking = need_ranking(
-                pair,
-                whole,
-                method=config.fusion,
-                dense_weight=config.dense_weight,
-                rrf_k=config.rrf_k,
-                context=config.coverage_context,
-            )
-            if self.reranker is not None and ranking:
-                ranking = self._rerank(snapshot, need.text, ranking)
-            rankings.append(ranking)
+        rankings = need_rankings(
+            item.per_need,
+            item.whole,
+            method=config.fusion,
+            dense_weight=config.dense_weight,
+            rrf_k=config.rrf_k,
+            context=config.coverage_context,
+        )
+        if self.reranker is not None:
+            rankings = [
+                self._rerank(snapshot, need.text, ranking) if ranking else ranking
+                for need, ranking in zip(item.needs, rankings, strict=True)
+            ]
         hits = cover(
             rankings, top_k, provider=snapshot.provider_of, diversity=config.coverage_diversity
         )
-        return [SearchHit(hit.tool, hit.score, query[slice(*needs[hit.need].span)]) for hit in hits]
+        return [
+            SearchHit(hit.tool, hit.score, item.query[slice(*item.needs[hit.need].span)])
+            for hit in hits
+        ]
 
     def _rerank(
         self, snapshot: _Snapshot | None, query: str, ranking: list[tuple[str, float]]

@@ -34,12 +34,14 @@ if TYPE_CHECKING:
     import torch
     from sentence_transformers import SentenceTransformer
 
-__all__ = ["OnnxTransformer", "onnx_available"]
+__all__ = ["PADDING_SLACK", "OnnxTransformer", "length_groups", "onnx_available"]
 
 logger = logging.getLogger(__name__)
 
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _POOLING = ("mean", "cls")
+PADDING_SLACK = 1.3
+"""Most padded tokens per real token in one ORT run (:func:`length_groups`)."""
 
 
 def onnx_available() -> bool:
@@ -113,25 +115,73 @@ class OnnxTransformer:
         self.path = path
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """Embed one batch of texts into float32 rows (unit length when the model normalizes)."""
-        encoded = self.tokenizer(
-            texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="np"
-        )
-        feeds: dict[str, Any] = {}
-        for name in self._inputs:
-            values = encoded.get(name)
-            if values is None:  # a tokenizer without token types
-                values = np.zeros_like(encoded["input_ids"])
-            feeds[name] = np.asarray(values, dtype=np.int64)
-        hidden = self._session.run(None, feeds)[0]
+        """Embed texts into float32 rows (unit length when the model normalizes), input order.
+
+        Texts are tokenized once and run in groups of similar token count
+        (:func:`length_groups`): a coverage search embeds a long request with its short needs,
+        and padding the needs to the request's length would cost more than a second run.
+        """
+        encoded = self.tokenizer(texts, truncation=True, max_length=self.max_length)
+        ids = encoded["input_ids"]
+        types = encoded.get("token_type_ids")
+        order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
+        out: np.ndarray | None = None
+        for group in length_groups([len(ids[i]) for i in order]):
+            rows = order[group]
+            vectors = self._run([ids[i] for i in rows], [types[i] for i in rows] if types else None)
+            if out is None:
+                out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+            out[rows] = vectors
+        assert out is not None
+        return out
+
+    def _run(self, ids: list[list[int]], types: list[list[int]] | None) -> np.ndarray:
+        """One ORT run over a batch of token-id rows, padded to the longest."""
+        width = max(len(row) for row in ids)
+        pad = self.tokenizer.pad_token_id or 0
+        input_ids = np.full((len(ids), width), pad, dtype=np.int64)
+        mask = np.zeros((len(ids), width), dtype=np.int64)
+        token_types = np.zeros((len(ids), width), dtype=np.int64)
+        for row, tokens in enumerate(ids):
+            input_ids[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = 1
+            if types is not None:
+                token_types[row, : len(tokens)] = types[row]
+        given = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": token_types}
+        hidden = self._session.run(None, {name: given[name] for name in self._inputs})[0]
         if self.pooling == "cls":
             vectors = hidden[:, 0]
         else:
-            mask = feeds["attention_mask"][..., None].astype(np.float32)
-            vectors = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+            weights = mask[..., None].astype(np.float32)
+            vectors = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         if self.normalize:
             vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+def length_groups(lengths: Sequence[int], *, slack: float = PADDING_SLACK) -> list[slice]:
+    """Cut ascending token ``lengths`` into runs whose padded size stays within ``slack``.
+
+    A run grows while ``longest * count <= slack * total tokens``; one more ORT run costs far
+    less than computing a batch of short texts at a long one's length.
+
+    Args:
+        lengths: Token counts, ascending.
+        slack: Allowed ratio of padded to real tokens per run (>= 1).
+
+    Returns:
+        Consecutive slices covering ``lengths``.
+    """
+    groups: list[slice] = []
+    start, total = 0, 0
+    for end, length in enumerate(lengths):
+        if end > start and length * (end - start + 1) > slack * (total + length):
+            groups.append(slice(start, end))
+            start, total = end, 0
+        total += length
+    if lengths:
+        groups.append(slice(start, len(lengths)))
+    return groups
 
 
 def _export_key(model_dirs: Sequence[Path]) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from paraagent_runtime.meta import SEARCH_TOOLS, MetaToolSource
 from paraagent_runtime.retrieval import HybridToolSearch, RetrievalConfig, SearchMode
-from paraagent_runtime.retrieval.coverage import cover
+from paraagent_runtime.retrieval.coverage import cover, need_rankings
 from paraagent_runtime.retrieval.decompose import decompose
-from paraagent_runtime.retrieval.fusion import zscore_fusion
+from paraagent_runtime.retrieval.fusion import FusionMethod, fuse_many, zscore_fusion
 from paraagent_runtime.sources import FunctionTool, FunctionToolSource
 from paraagent_runtime.toolspace import Toolspace
 
@@ -40,6 +41,16 @@ def _texts(query: str) -> list[str]:
             "Do these: 1. Book a table for two. 2. Send the invite to Ann. Thank you!",
             ["Book a table for two.", "Send the invite to Ann."],
         ),
+        (
+            "I'm planning a family trip and I want hotels in Rome. My friend loves puzzles. "
+            "Also scramble the word PUZZLE. I am looking for a chess app too.",
+            [
+                "I want hotels in Rome.",
+                "scramble the word PUZZLE.",
+                "I am looking for a chess app too.",
+            ],
+        ),
+        ("I'm planning a trip to Rome.", None),
         ("Find flights to Rome and hotels near the Colosseum", None),
         ("Can you help me with that?", None),
         ("天气预报。另外，汇率是多少？", None),
@@ -137,3 +148,53 @@ async def test_search_tools_cards_say_which_part_they_answer(encoder) -> None:
     }
     plain = await MetaToolSource(session).call_tool(SEARCH_TOOLS, {"query": "stock price"})
     assert "answers" not in plain[0]
+
+
+def test_need_rankings_match_fusing_each_needs_four_lists() -> None:
+    # The whole request's lists are normalized once and shared; the result is the plain fusion.
+    whole = ([("a", 0.9), ("b", 0.7), ("c", 0.1)], [("c", 9.0), ("d", 2.0)])
+    needs = [
+        ([("b", 0.8), ("a", 0.3)], [("b", 5.0), ("e", 1.0)]),
+        ([("d", 0.6), ("c", 0.5)], []),
+    ]
+    for method in FusionMethod:
+        shared = need_rankings(
+            needs, whole, method=method, dense_weight=0.4, rrf_k=60.0, context=0.25
+        )
+        for need, ranking in zip(needs, shared, strict=True):
+            alone = fuse_many(
+                [*need, *whole], (0.75 * 0.4, 0.75 * 0.6, 0.25 * 0.4, 0.25 * 0.6), method=method
+            )
+            assert [tool for tool, _ in ranking] == [tool for tool, _ in alone]
+            assert [score for _, score in ranking] == pytest.approx([s for _, s in alone])
+
+
+async def test_a_request_with_needs_embeds_only_its_needs(encoder, catalog) -> None:
+    search = HybridToolSearch(RetrievalConfig(mode=SearchMode.COVERAGE), encoder=encoder)
+    await search.update(catalog)
+    query = "Show me the weather forecast for Paris and also send an email to Bob"
+    calls: list[list[str]] = []
+    original = encoder.encode
+
+    def counting(texts, **kwargs):
+        calls.append(list(texts))
+        return original(texts, **kwargs)
+
+    encoder.encode = counting  # type: ignore[method-assign]
+    try:
+        (lists,) = await search.query_lists([query])
+    finally:
+        del encoder.encode
+    needs = [need.text for need in lists.needs]
+    assert calls == [needs] and len(lists.per_need) == 2
+    # The whole request's dense list is the search by the word-weighted mean of the needs'.
+    vectors = encoder.encode(needs)
+    mean = np.asarray([len(need.split()) for need in needs], dtype=np.float32) @ vectors
+    mean /= np.linalg.norm(mean)
+    scores = search._snapshot.vectors @ mean
+    best = [search._snapshot.ids[i] for i in np.argsort(-scores)[:5]]
+    assert [tool for tool, _ in lists.whole[0][:5]] == best
+    # A single-need query embeds itself, as the hybrid does, and has no per-need lists.
+    (single,) = await search.query_lists(["weather forecast"])
+    (plain,) = await search.rankings(["weather forecast"])
+    assert single.per_need == [] and single.whole == plain

@@ -9,7 +9,7 @@ import pytest
 
 from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.retrieval import HybridToolSearch, RetrievalConfig, SentenceEncoder
-from paraagent_runtime.retrieval.onnx_backend import onnx_available
+from paraagent_runtime.retrieval.onnx_backend import PADDING_SLACK, length_groups, onnx_available
 
 pytestmark = pytest.mark.skipif(not onnx_available(), reason="onnx/onnxruntime not installed")
 
@@ -105,3 +105,22 @@ def test_auto_falls_back_to_torch_when_onnx_fails(monkeypatch: pytest.MonkeyPatc
     assert SentenceEncoder(backend="auto").backend == "torch"
     with pytest.raises(ConfigError, match="ONNX backend failed"):
         SentenceEncoder(backend="onnx")
+
+
+@pytest.mark.parametrize(
+    ("lengths", "groups"),
+    [
+        ([], []),
+        ([7], [[7]]),
+        # A request and its short needs: the needs run together, the request alone.
+        ([12, 12, 14, 15, 60], [[12, 12, 14, 15], [60]]),
+        ([10, 10, 10, 10], [[10, 10, 10, 10]]),
+        ([5, 9, 30, 31, 200], [[5, 9], [30, 31], [200]]),
+    ],
+)
+def test_length_groups_bound_the_padding(lengths, groups) -> None:
+    cut = length_groups(lengths)
+    assert [lengths[part] for part in cut] == groups
+    for part in cut:
+        run = lengths[part]
+        assert len(run) == 1 or max(run) * len(run) <= PADDING_SLACK * sum(run)
