@@ -22,6 +22,7 @@ from training.demos import (
     run_demos,
 )
 from training.demos.card import phrasing_of
+from training.demos.dataset import balance
 from training.demos.filters import assistant_turns
 from training.demos.roles import need_phrase
 from training.task_source import build_task_set
@@ -96,6 +97,21 @@ def test_groups_are_balanced_and_styles_mixed(demo_build: DemoBuild) -> None:
     assert max(groups.values()) - min(groups.values()) <= 1
     assert {demo.style for demo in demo_build.demos} == {"eager", "lazy"}
     assert any(demo.phase_switches >= 3 for demo in demo_build.demos)
+
+
+def test_any_prefix_of_a_balanced_set_mixes_its_sources(demo_build: DemoBuild) -> None:
+    # Catalog ids sort before built-in ones; a prefix (SFT's max_demos) must still mix both.
+    builtin = [demo.model_copy(update={"recovery": None}) for demo in demo_build.demos]
+    catalog = [
+        demo.model_copy(update={"id": f"catalog-{i:03d}", "source": "catalog"})
+        for i, demo in enumerate(builtin)
+    ]
+    kept = balance([*builtin, *catalog], n=None, max_recovered_share=0.0, seed=0, by_group=False)
+    half = kept[: len(kept) // 2]
+    assert {demo.source for demo in half} == {"builtin", "catalog"}
+    assert kept == balance(
+        [*catalog, *builtin], n=None, max_recovered_share=0.0, seed=0, by_group=False
+    )
 
 
 def test_recovered_demos_fail_then_recover(demo_build: DemoBuild) -> None:

@@ -172,7 +172,9 @@ def balance(
     """Pick a balanced subset: equal groups, styles interleaved, recovered demos capped.
 
     Within each group the demos are dealt round-robin over (style, phase switches, recovery)
-    buckets, so each kind is represented before any kind repeats.
+    buckets, so each kind is represented before any kind repeats. The result is in a seeded
+    random order, so any prefix of it (SFT's ``max_demos``) is a fair sample of every source,
+    family and group: sorted by id, catalog demos would all come before the built-in ones.
     """
     rng = random.Random(f"balance:{seed}")
     groups: dict[str, list[Demo]] = defaultdict(list)
@@ -217,7 +219,9 @@ def balance(
     if len(chosen) < total:
         rng.shuffle(leftovers)
         chosen.extend(leftovers[: total - len(chosen)])
-    return sorted(chosen, key=lambda d: d.id)
+    ordered = sorted(chosen, key=lambda d: d.id)
+    random.Random(f"order:{seed}").shuffle(ordered)
+    return ordered
 
 
 async def build_demos(
