@@ -18,6 +18,13 @@ prompt ran before).
 the largest batch size) and on each ONNX backend, reporting generated tokens/s, the prompt
 tokens actually prefilled, and whether the greedy tokens agree with the first row's.
 
+``--constrained`` measures grammar-constrained decoding instead (see
+:mod:`paraagent_runtime.policy.constrained`): on each backend the same greedy requests run one at a
+time, free and constrained in turn after a one-token turn that caches the prompt (so both decode
+from a cached prompt), under the turn grammar of the prompt's preloaded tools and the meta-tools,
+reporting tokens/s of each, their ratio, the grammar's setup per turn (compiled on a
+toolset's first turn, copied from the cache after) and how many turns parse strictly.
+
 ``--device cuda --dtype bfloat16`` runs it on a GPU.
 
 Prints one JSON object, then a table.
@@ -40,7 +47,10 @@ from rich.table import Table
 
 from mcp_servers.toolenv import ToolEnv, generate_tasks
 from paraagent_runtime import Completion, Message, Policy, SamplingParams, Toolspace
+from paraagent_runtime.actions import parse_turn
+from paraagent_runtime.meta import META_TOOL_SPECS
 from paraagent_runtime.policy import policy_from_spec
+from paraagent_runtime.policy.constrained import ToolSchema, TurnFormat
 from paraagent_runtime.prompts import system_prompt
 
 ONNX_PRECISIONS = ("fp32", "int8", "int4")
@@ -308,6 +318,118 @@ async def run_multiturn(
     )
 
 
+async def _turn_format(system: str) -> TurnFormat:
+    """The turn format of a prompt: the meta-tools and the tools its system prompt lists."""
+    toolspace = Toolspace(ToolEnv.builtin().sources)
+    await toolspace.refresh()
+    listed = [spec for spec in toolspace.tools.values() if f'"name": "{spec.name}"' in system]
+    tools = [*META_TOOL_SPECS, *sorted(listed, key=lambda spec: spec.name)]
+    return TurnFormat(
+        tools=tuple(ToolSchema(name=t.name, parameters=t.input_schema) for t in tools)
+    )
+
+
+async def _setup_seconds(policy: Policy, turn_format: TurnFormat) -> tuple[float, float]:
+    """Seconds to set up one turn's constraint: a toolset's first turn, then a cached one."""
+    start = policy.start_constraint  # type: ignore[attr-defined]
+    await asyncio.to_thread(start, TurnFormat())  # builds the tokenizer's byte trie once
+    times = []
+    for _ in range(2):
+        started = time.perf_counter()
+        await asyncio.to_thread(start, turn_format)
+        times.append(time.perf_counter() - started)
+    return times[0], times[1]
+
+
+async def run_constrained(
+    requests: int,
+    max_tokens: int,
+    target: int,
+    placement: Placement | None = None,
+    backends: list[str] | None = None,
+) -> dict:
+    """Free versus constrained greedy decoding of the same prompts, alternating, per backend."""
+    placement = placement or Placement()
+    prompts, prompt_lengths = await _reference_prompts(requests, target, placement)
+    turn_format = await _turn_format(prompts[0][0].content)
+    free = SamplingParams(max_tokens=max_tokens, temperature=0.0)
+    constrained = free.model_copy(update={"turn_format": turn_format})
+    rows: list[dict[str, Any]] = []
+    for backend in backends or ["onnx-fp32"]:
+        policy = placement.policy(backend, constrained=True)
+        await asyncio.to_thread(_load, policy)
+        cold, warm = await _setup_seconds(policy, turn_format)
+        await policy.complete(prompts[0], sampling=constrained.model_copy(update={"max_tokens": 2}))
+        totals = {name: {"tokens": 0, "wall": 0.0, "valid": 0} for name in ("free", "constrained")}
+        for prompt in prompts:
+            # One token first, so both measured turns reuse the whole prompt's keys and values:
+            # the ratio compares decoding, not prefill.
+            await policy.complete(prompt, sampling=free.model_copy(update={"max_tokens": 1}))
+            for name, sampling in (("free", free), ("constrained", constrained)):
+                started = time.perf_counter()
+                completion = await policy.complete(prompt, sampling=sampling)
+                total = totals[name]
+                total["wall"] += time.perf_counter() - started
+                total["tokens"] += len(completion.token_ids or [])
+                total["valid"] += parse_turn(completion.text, strict=True).valid
+        speeds = {name: total["tokens"] / total["wall"] for name, total in totals.items()}
+        rows.append(
+            {
+                "backend": backend,
+                "free_tokens": totals["free"]["tokens"],
+                "free_tokens_per_s": round(speeds["free"], 2),
+                "constrained_tokens": totals["constrained"]["tokens"],
+                "constrained_tokens_per_s": round(speeds["constrained"], 2),
+                "ratio": round(speeds["constrained"] / speeds["free"], 3),
+                "setup_first_s": round(cold, 4),
+                "setup_cached_s": round(warm, 5),
+                "free_valid_turns": totals["free"]["valid"],
+                "constrained_valid_turns": totals["constrained"]["valid"],
+            }
+        )
+        await policy.aclose()
+    return _report(
+        placement,
+        requests=requests,
+        max_tokens=max_tokens,
+        prompt_tokens={"min": min(prompt_lengths), "max": max(prompt_lengths)},
+        grammar_tools=len(turn_format.tools),
+        results=rows,
+    )
+
+
+def constrained_table(report: dict) -> Table:
+    """The free versus constrained comparison as a rich table."""
+    return _table(
+        f"{report['model']}, {report['requests']} greedy requests one at a time, free and "
+        f"constrained in turn ({report['grammar_tools']} tools in the grammar), "
+        f"{report['max_tokens']} new tokens at most",
+        (
+            "backend",
+            "free tok/s",
+            "constrained tok/s",
+            "ratio",
+            "setup first s",
+            "setup cached s",
+            "valid free",
+            "valid constrained",
+        ),
+        [
+            [
+                row["backend"],
+                f"{row['free_tokens_per_s']:.1f}",
+                f"{row['constrained_tokens_per_s']:.1f}",
+                f"{row['ratio']:.3f}",
+                f"{row['setup_first_s']:.3f}",
+                f"{row['setup_cached_s']:.5f}",
+                f"{row['free_valid_turns']}/{report['requests']}",
+                f"{row['constrained_valid_turns']}/{report['requests']}",
+            ]
+            for row in report["results"]
+        ],
+    )
+
+
 def _report(placement: Placement, **fields: Any) -> dict[str, Any]:
     """A report: the model and machine, then ``fields``."""
     import torch
@@ -410,6 +532,9 @@ def main() -> None:
     )
     parser.add_argument("--device", default="cpu", help="torch device of the model (cpu, cuda)")
     parser.add_argument("--dtype", default="float32", help="weights dtype (float32, bfloat16)")
+    parser.add_argument(
+        "--constrained", action="store_true", help="compare free and constrained decoding"
+    )
     parser.add_argument("--json", help="also write the JSON report to this file")
     args = parser.parse_args()
     placement = Placement(args.device, args.dtype, args.model)
@@ -418,7 +543,12 @@ def main() -> None:
     for backend in backends:
         if backend != "transformers" and backend.removeprefix("onnx-") not in ONNX_PRECISIONS:
             parser.error(f"unknown backend {backend!r}")
-    if args.turns > 1:
+    if args.constrained:
+        report = asyncio.run(
+            run_constrained(args.requests, args.max_tokens, args.prompt_tokens, placement, backends)
+        )
+        render = constrained_table
+    elif args.turns > 1:
         report = asyncio.run(
             run_multiturn(
                 args.requests,

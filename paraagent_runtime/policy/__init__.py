@@ -84,7 +84,9 @@ def policy_from_spec(spec: str, *, base_url: str | None = None, **kwargs: Any) -
         base_url: the server of an ``openai:`` spec (default ``$OPENAI_BASE_URL``); the other
             backends run in-process and ignore it, so one ``--base-url`` serves any spec.
         **kwargs: passed to the backend's constructor; ``model=`` is the base model of a
-            ``local`` spec (of its adapter, or when the spec names no directory).
+            ``local`` spec (of its adapter, or when the spec names no directory);
+            ``constrained=False`` turns off the local backends' grammar-constrained decoding
+            (:mod:`.constrained`; remote servers are never constrained here).
 
     Raises:
         ConfigError: unknown backend, missing model name, or missing ``base_url``.

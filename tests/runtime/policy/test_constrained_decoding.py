@@ -186,3 +186,34 @@ async def test_the_agent_hands_the_loaded_tools_to_the_constraint(ort: OnnxGenAI
     called = re.match(r'<tool_call>\{"name": "([^"]+)", "arguments": \{', turn.text)
     assert called is not None, turn.text
     assert called.group(1) in {"fx__convert", "search_tools", "inspect_tool"}
+
+
+@pytest.mark.slow
+async def test_the_shipped_policy_keeps_its_valid_turns() -> None:
+    """Where the shipped policy's free turn is already valid, the constrained turn equals it."""
+    from mcp_servers.toolenv import ToolEnv, generate_tasks
+    from paraagent_runtime.meta import META_TOOL_SPECS
+    from paraagent_runtime.policy import policy_from_spec
+    from paraagent_runtime.prompts import system_prompt
+
+    specs = sorted(ToolEnv.builtin(seed=0).specs(), key=lambda spec: spec.name)[:6]
+    listed = [*META_TOOL_SPECS, *specs]
+    fmt = TurnFormat(
+        tools=tuple(ToolSchema(name=s.name, parameters=s.input_schema) for s in listed)
+    )
+
+    policy = policy_from_spec("onnx:paraagent", constrained=True)
+    system = Message(role="system", content=system_prompt(preloaded=specs))
+    compared = 0
+    for task in generate_tasks(4, seed=0, split="dev"):
+        prompt = [system, Message(role="user", content=task.query)]
+        sampling = SamplingParams(max_tokens=96, turn_format=fmt)
+        policy.constrained = False
+        free = await policy.complete(prompt, sampling=sampling)
+        policy.constrained = True
+        constrained = await policy.complete(prompt, sampling=sampling)
+        if free.finish_reason == "stop" and parse_turn(free.text, strict=True).valid:
+            assert constrained.token_ids == free.token_ids, (free.text, constrained.text)
+            compared += 1
+    assert compared >= 1
+    await policy.aclose()
