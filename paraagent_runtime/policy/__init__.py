@@ -85,8 +85,9 @@ def policy_from_spec(spec: str, *, base_url: str | None = None, **kwargs: Any) -
             backends run in-process and ignore it, so one ``--base-url`` serves any spec.
         **kwargs: passed to the backend's constructor; ``model=`` is the base model of a
             ``local`` spec (of its adapter, or when the spec names no directory);
-            ``constrained=False`` turns off the local backends' grammar-constrained decoding
-            (:mod:`.constrained`; remote servers are never constrained here).
+            ``constrained=`` turns the local backends' grammar-constrained decoding on or off
+            (default :data:`~.constrained.DEFAULT_CONSTRAINED`; remote servers are never
+            constrained here).
 
     Raises:
         ConfigError: unknown backend, missing model name, or missing ``base_url``.
@@ -150,6 +151,9 @@ def _local_policy(spec: str, backend: str, target: str, kwargs: dict[str, Any]) 
         kwargs["adapter"] = target
     elif target:
         base = target
+    from .constrained import DEFAULT_CONSTRAINED
+
+    kwargs.setdefault("constrained", DEFAULT_CONSTRAINED)
     engine = backend
     if backend in ("paraagent", "local"):
         on_cpu = kwargs.get("device", "cpu") == "cpu"

@@ -52,7 +52,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_CONSTRAINED: Final = False
-"""Whether local policies (``paraagent``, ``local``, ``local:DIR``) constrain their turns."""
+"""Whether the local policy specs (``paraagent``, ``local[:DIR]``, ``onnx:…``, ``transformers:…``)
+constrain their turns; policies built directly (training) decode freely unless asked."""
 
 _FREE_OBJECT: Final[dict[str, Any]] = {"type": "object"}
 _SCHEMA_DEFS: Final = ("$defs", "definitions")

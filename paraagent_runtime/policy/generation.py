@@ -24,7 +24,7 @@ from ._callbacks import emit_text
 from .base import Completion, Message, Policy, SamplingParams, TextCallback
 from .batching import BatchScheduler, BatchStats
 from .chat_template import ChatTemplate, token_texts
-from .constrained import DEFAULT_CONSTRAINED, Constrainer, TurnConstraint, TurnFormat
+from .constrained import Constrainer, TurnConstraint, TurnFormat
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -186,7 +186,8 @@ class LocalPolicy(Policy):
         max_new_tokens: an upper bound on generated tokens, on top of ``SamplingParams.max_tokens``.
         model_name: the name reported in completions; defaults to the directory name.
         constrained: decode each turn under the grammar of its ``SamplingParams.turn_format``
-            (see :mod:`.constrained`); ``False`` decodes freely.
+            (see :mod:`.constrained`); off unless asked (the specs ask by default: training
+            builds its policies directly and samples from the model's own distribution).
 
     Raises:
         ConfigError: ``max_new_tokens`` below 1, or an adapter directory that does not exist.
@@ -201,7 +202,7 @@ class LocalPolicy(Policy):
         adapter: str | Path | None,
         max_new_tokens: int | None,
         model_name: str | None,
-        constrained: bool = DEFAULT_CONSTRAINED,
+        constrained: bool = False,
     ) -> None:
         if max_new_tokens is not None and max_new_tokens < 1:
             raise ConfigError(f"max_new_tokens must be >= 1, got {max_new_tokens}")

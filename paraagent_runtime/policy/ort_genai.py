@@ -33,7 +33,6 @@ from ..errors import ConfigError, ModelAPIError
 from .base import SamplingParams
 from .batching import BatchScheduler
 from .chat_template import ChatTemplate
-from .constrained import DEFAULT_CONSTRAINED
 from .generation import Generated, LocalPolicy, Row, RowWatch, final_text
 from .ort_export import Precision, ensure_ort_model
 from .prefix_cache import PrefixCacheStats
@@ -78,8 +77,8 @@ class OnnxGenAIPolicy(LocalPolicy):
             the model's context length.
         slots: how many sequences keep their keys and values for prefix reuse.
         cache_dir: where exports live (default: the paraagent cache).
-        constrained: decode each turn under its turn grammar (see :mod:`.constrained`; on by
-            default); ``False`` decodes freely.
+        constrained: decode each turn under its turn grammar (see :mod:`.constrained`); the
+            specs (:func:`~paraagent_runtime.policy.policy_from_spec`) turn it on by default.
 
     Log-probs are those of the model's raw distribution (before temperature / top-p). Seeded
     sampling is reproducible; prefix reuse changes no token beyond float rounding.
@@ -99,7 +98,7 @@ class OnnxGenAIPolicy(LocalPolicy):
         max_context: int | None = None,
         slots: int = 1,
         cache_dir: Path | None = None,
-        constrained: bool = DEFAULT_CONSTRAINED,
+        constrained: bool = False,
     ) -> None:
         if slots < 1:
             raise ConfigError(f"slots must be >= 1, got {slots}")

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..errors import ConfigError, ModelAPIError, UserError
 from .base import SamplingParams
 from .batching import BatchScheduler
-from .constrained import DEFAULT_CONSTRAINED, TurnConstraint
+from .constrained import TurnConstraint
 from .generation import Generated, LocalPolicy, Row, RowWatch, final_text
 from .prefix_cache import (
     NO_MATCH,
@@ -64,7 +64,8 @@ class TransformersPolicy(LocalPolicy):
             that extend them reuse instead of prefilling again (see :mod:`.prefix_cache`);
             0 turns the prefix cache off.
         constrained: decode each turn under its turn grammar (see :mod:`.constrained`; a logits
-            processor masks each step before temperature and top-p); ``False`` decodes freely.
+            processor masks each step before temperature and top-p); the specs turn it on by
+            default.
 
     Sampling: greedy when ``temperature == 0``, else multinomial sampling with ``temperature`` and
     ``top_p``, reproducible when ``seed`` is set. ``stop`` strings end the turn and are cut from the
@@ -97,7 +98,7 @@ class TransformersPolicy(LocalPolicy):
         batch_window_s: float = 0.01,
         max_batch_size: int = 16,
         prefix_cache_mb: float = 1024,
-        constrained: bool = DEFAULT_CONSTRAINED,
+        constrained: bool = False,
     ) -> None:
         if dtype not in ("auto", "float32", "bfloat16", "float16"):
             raise ConfigError(f"dtype must be auto, float32, bfloat16 or float16, got {dtype!r}")

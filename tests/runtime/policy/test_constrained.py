@@ -278,3 +278,12 @@ def test_a_constraint_masks_then_follows_the_picked_tokens(tokenizer: Any) -> No
         constraint.advance(token)
     assert not constraint.active
     assert constraint.allowed() is None
+
+
+def test_the_local_specs_take_the_default_and_a_switch() -> None:
+    from paraagent_runtime.policy import policy_from_spec
+    from paraagent_runtime.policy.constrained import DEFAULT_CONSTRAINED
+
+    for spec in ("paraagent", "local", "transformers:paraagent"):
+        assert policy_from_spec(spec).constrained is DEFAULT_CONSTRAINED  # type: ignore[attr-defined]
+        assert policy_from_spec(spec, constrained=False).constrained is False  # type: ignore[attr-defined]
