@@ -51,7 +51,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_CONSTRAINED: Final = False
+DEFAULT_CONSTRAINED: Final = True
 """Whether the local policy specs (``paraagent``, ``local[:DIR]``, ``onnx:…``, ``transformers:…``)
 constrain their turns; policies built directly (training) decode freely unless asked."""
 
