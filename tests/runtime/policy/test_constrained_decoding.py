@@ -32,6 +32,8 @@ from paraagent_runtime.policy.constrained import ToolSchema, TurnFormat
 from paraagent_runtime.sources import FunctionTool, FunctionToolSource
 from paraagent_runtime.toolspace import Toolspace
 
+from .test_constrained import AWKWARD
+
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("onnxruntime_genai") is None
     or importlib.util.find_spec("llguidance") is None,
@@ -48,20 +50,7 @@ FORECAST = {
     "required": ["units", "days"],
     "additionalProperties": False,
 }
-SEAT = {
-    "type": "object",
-    "properties": {
-        "seat": {
-            "type": "object",
-            "properties": {"row": {"enum": [1, 2, 3]}, "side": {"enum": ["aisle", "window"]}},
-            "required": ["row", "side"],
-            "additionalProperties": False,
-        },
-        "extras": {"type": "array", "items": {"enum": ["bag", "meal"]}, "maxItems": 2},
-    },
-    "required": ["seat"],
-    "additionalProperties": False,
-}
+SEAT = {**AWKWARD["nested_enum"], "additionalProperties": False}
 CONVERT = {
     "type": "object",
     "properties": {
