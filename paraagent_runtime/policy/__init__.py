@@ -86,8 +86,9 @@ def policy_from_spec(spec: str, *, base_url: str | None = None, **kwargs: Any) -
         **kwargs: passed to the backend's constructor; ``model=`` is the base model of a
             ``local`` spec (of its adapter, or when the spec names no directory);
             ``constrained=`` turns the local backends' grammar-constrained decoding on or off
-            (default :data:`~.constrained.DEFAULT_CONSTRAINED`; remote servers are never
-            constrained here).
+            (default :func:`~.constrained.constrained_by_default`: on, unless
+            ``$PARAAGENT_CONSTRAINED_DECODING`` says off; remote servers are never constrained
+            here).
 
     Raises:
         ConfigError: unknown backend, missing model name, or missing ``base_url``.
@@ -151,9 +152,10 @@ def _local_policy(spec: str, backend: str, target: str, kwargs: dict[str, Any]) 
         kwargs["adapter"] = target
     elif target:
         base = target
-    from .constrained import DEFAULT_CONSTRAINED
+    from .constrained import constrained_by_default
 
-    kwargs.setdefault("constrained", DEFAULT_CONSTRAINED)
+    if "constrained" not in kwargs:
+        kwargs["constrained"] = constrained_by_default()
     engine = backend
     if backend in ("paraagent", "local"):
         on_cpu = kwargs.get("device", "cpu") == "cpu"

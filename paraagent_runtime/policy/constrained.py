@@ -23,6 +23,7 @@ import copy
 import functools
 import json
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import ConfigError
 from ..meta import META_TOOLS
 from ..modes import DEFAULT_MODE, AgentMode
 
@@ -40,12 +42,14 @@ if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 __all__ = [
+    "CONSTRAINED_ENV",
     "DEFAULT_CONSTRAINED",
     "Constrainer",
     "ToolSchema",
     "TurnConstraint",
     "TurnFormat",
     "TurnGrammar",
+    "constrained_by_default",
     "turn_grammar",
 ]
 
@@ -54,6 +58,35 @@ logger = logging.getLogger(__name__)
 DEFAULT_CONSTRAINED: Final = True
 """Whether the local policy specs (``paraagent``, ``local[:DIR]``, ``onnx:…``, ``transformers:…``)
 constrain their turns; policies built directly (training) decode freely unless asked."""
+
+CONSTRAINED_ENV: Final = "PARAAGENT_CONSTRAINED_DECODING"
+"""The environment variable that overrides :data:`DEFAULT_CONSTRAINED` for every entry point
+(``run``, ``chat`` and its ``/model``, ``eval``, ``serve``): ``0``/``off`` decodes freely."""
+
+_SWITCH_VALUES: Final = {
+    "1": True,
+    "on": True,
+    "true": True,
+    "0": False,
+    "off": False,
+    "false": False,
+}
+
+
+def constrained_by_default() -> bool:
+    """Whether a local spec constrains its turns: :data:`CONSTRAINED_ENV` if set, else the default.
+
+    Raises:
+        ConfigError: the variable holds anything but 1/0, on/off or true/false.
+    """
+    value = os.environ.get(CONSTRAINED_ENV)
+    if value is None or not value.strip():
+        return DEFAULT_CONSTRAINED
+    try:
+        return _SWITCH_VALUES[value.strip().lower()]
+    except KeyError:
+        raise ConfigError(f"{CONSTRAINED_ENV}={value!r}: use 1/on/true or 0/off/false") from None
+
 
 _FREE_OBJECT: Final[dict[str, Any]] = {"type": "object"}
 _SCHEMA_DEFS: Final = ("$defs", "definitions")

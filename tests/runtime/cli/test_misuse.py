@@ -77,6 +77,14 @@ def test_misuse_is_one_short_error_and_exit_2(argv: list[str]) -> None:
     assert result.stdout == ""
 
 
+def test_a_bad_constrained_decoding_switch_is_one_error_line() -> None:
+    result = run_cli("run", "-p", "paraagent", "x", env={"PARAAGENT_CONSTRAINED_DECODING": "maybe"})
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == (
+        "error: PARAAGENT_CONSTRAINED_DECODING='maybe': use 1/on/true or 0/off/false"
+    )
+
+
 def test_a_usage_error_names_the_help_of_its_command() -> None:
     result = run_cli("train", "rl", "ablation", "--seed", "x")
     assert result.stderr.strip() == (

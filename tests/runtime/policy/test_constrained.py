@@ -280,6 +280,21 @@ def test_a_constraint_masks_then_follows_the_picked_tokens(tokenizer: Any) -> No
     assert constraint.allowed() is None
 
 
+def test_the_environment_switch_turns_the_default_off_and_typos_are_errors(monkeypatch) -> None:
+    from paraagent_runtime.errors import ConfigError
+    from paraagent_runtime.policy import policy_from_spec
+    from paraagent_runtime.policy.constrained import CONSTRAINED_ENV
+
+    monkeypatch.setenv(CONSTRAINED_ENV, "off")
+    assert policy_from_spec("paraagent").constrained is False  # type: ignore[attr-defined]
+    assert policy_from_spec("paraagent", constrained=True).constrained is True  # type: ignore[attr-defined]
+    monkeypatch.setenv(CONSTRAINED_ENV, "ON")
+    assert policy_from_spec("local").constrained is True  # type: ignore[attr-defined]
+    monkeypatch.setenv(CONSTRAINED_ENV, "nope")
+    with pytest.raises(ConfigError, match="PARAAGENT_CONSTRAINED_DECODING='nope'"):
+        policy_from_spec("local")
+
+
 def test_the_local_specs_take_the_default_and_a_switch() -> None:
     from paraagent_runtime.policy import policy_from_spec
     from paraagent_runtime.policy.constrained import DEFAULT_CONSTRAINED
