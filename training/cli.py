@@ -280,8 +280,8 @@ def table_command(
         list[str],
         typer.Argument(
             metavar="NAME=FILE...",
-            help="A policy's evaluation file (eval toolenv --summary JSON or report.json, or "
-            "train eval --out JSON); repeat a name for its other splits' files.",
+            help="A policy's evaluation file (eval toolenv --summary JSON or train eval --out "
+            "JSON); repeat a name for its other splits' files.",
             show_default=False,
         ),
     ],

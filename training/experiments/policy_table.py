@@ -1,8 +1,8 @@
 """One table of several policies over the ToolEnv splits, each beside a baseline, paired by task.
 
-Reads evaluation files of ``paraagent eval toolenv`` (``--summary`` JSON or ``report.json``) or of
-``paraagent train eval --out`` (see :func:`~mcp_servers.toolenv.evaluation.load_outcomes`), one or
-more per policy, and writes per policy and split: success with its Wilson 95% interval,
+Reads evaluation files of ``paraagent eval toolenv --summary`` or ``paraagent train eval --out``
+(see :func:`~mcp_servers.toolenv.evaluation.load_outcomes`), one or more per policy, and writes per
+policy and split (and mode, when it is not the default one): success with its Wilson 95% interval,
 format-error turns per episode, turns and calls; the hidden-need families pooled; and every
 policy minus the baseline on the tasks both ran (paired bootstrap 95% intervals). Nothing is
 evaluated here, so a table regenerates from the evaluation files alone:
@@ -22,7 +22,7 @@ from mcp_servers.toolenv.hidden_needs import (
     HELD_OUT_HIDDEN_NEED_FAMILIES,
     HIDDEN_NEED_FAMILIES,
 )
-from paraagent_runtime import ConfigError, EpisodeMetrics
+from paraagent_runtime import DEFAULT_MODE, ConfigError, EpisodeMetrics
 from paraagent_runtime.intervals import Interval, wilson
 
 __all__ = ["PolicyRow", "PolicyTable", "policy_table", "write_policy_table"]
@@ -89,21 +89,34 @@ def _points(interval: Interval) -> str:
     return f"{100 * interval.estimate:+.1f} [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}]"
 
 
-def _split_of(label: str) -> str:
-    """The split of an evaluation group label (``split mode`` or ``model mode split``)."""
+def _key_of(path: Path, label: str, rows: Sequence[EpisodeMetrics]) -> str:
+    """The row key of an evaluation group: its split, and its mode unless the default one.
+
+    Labels are ``split mode`` (a ``--summary`` JSON) or ``model mode split`` (``train eval``).
+
+    Raises:
+        ConfigError: the label names no split (a ``report.json`` labels its groups by mode only).
+    """
     words = label.split()
-    return words[0] if len(words) == 2 else words[-1]
+    if len(words) < 2:
+        raise ConfigError(
+            f"{path}: its episodes carry no split; give the --summary JSON of eval toolenv "
+            "or the --out JSON of train eval"
+        )
+    split = words[0] if len(words) == 2 else words[-1]
+    mode = rows[0].mode
+    return split if mode == DEFAULT_MODE else f"{split} {mode}"
 
 
 def _groups(paths: Sequence[Path]) -> dict[str, list[EpisodeMetrics]]:
-    """Episodes by split over ``paths`` (a split given twice is an error, not a silent merge)."""
+    """Episodes by split (and mode) over ``paths``; one given twice is an error, not a merge."""
     groups: dict[str, list[EpisodeMetrics]] = {}
     for path in paths:
         for label, rows in load_outcomes(path).items():
-            split = _split_of(label)
-            if split in groups:
-                raise ConfigError(f"{path}: split {split!r} is already given by another file")
-            groups[split] = rows
+            key = _key_of(path, label, rows)
+            if key in groups:
+                raise ConfigError(f"{path}: split {key!r} is already given by another file")
+            groups[key] = rows
     return groups
 
 

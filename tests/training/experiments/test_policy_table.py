@@ -15,9 +15,11 @@ from training.cli import train_app
 from training.experiments.policy_table import HIDDEN_NEED, policy_table, write_policy_table
 
 
-def _row(task: int, family: str, *, success: bool, format_errors: int = 0) -> EpisodeMetrics:
+def _row(
+    task: int, family: str, *, success: bool, format_errors: int = 0, mode: str = "paraact"
+) -> EpisodeMetrics:
     return EpisodeMetrics(
-        task_id=f"t{task}", family=family, group="G1", mode="paraact", status="answered",
+        task_id=f"t{task}", family=family, group="G1", mode=mode, status="answered",
         success=success, score=float(success), turns=4, explore_turns=1, execute_turns=2,
         tool_calls=3, execute_calls=2, gold_calls=2, gold_depth=1, llm_s=1.0, sim_tools_s=0.1,
         sim_wall_s=1.1, recall=1.0, format_error_turns=format_errors,
@@ -25,7 +27,7 @@ def _row(task: int, family: str, *, success: bool, format_errors: int = 0) -> Ep
 
 
 def _write(path: Path, model: str, split: str, rows: list[EpisodeMetrics]) -> Path:
-    entry = {"model": model, "mode": "paraact", "split": split}
+    entry = {"model": model, "mode": rows[0].mode, "split": split}
     entry["outcomes"] = [row.model_dump() for row in rows]
     path.write_text(json.dumps([entry]))
     return path
@@ -70,6 +72,20 @@ def test_an_unknown_baseline_or_a_split_given_twice_is_an_error(
         policy_table(files, baseline="base")
     with pytest.raises(ConfigError, match="split 'dev' is already given"):
         policy_table({"v1": files["v1"] * 2}, baseline="v1")
+
+
+def test_other_modes_get_rows_of_their_own_and_a_report_without_splits_is_refused(
+    files: dict[str, list[Path]], tmp_path: Path
+) -> None:
+    react = [_row(i, "multi_city_weather", success=True, mode="react") for i in range(4)]
+    files["v1"].append(_write(tmp_path / "v1_react.json", "v1", "dev", react))
+    splits = [row.split for row in policy_table(files, baseline="v1").rows if row.policy == "v1"]
+    assert "dev react" in splits and "dev" in splits
+    report = {"policy": "v1", "split": "dev", "n": 4, "seed": 0, "summaries": []}
+    report["episodes"] = [row.model_dump() for row in react]
+    (tmp_path / "report.json").write_text(json.dumps(report))
+    with pytest.raises(ConfigError, match="carry no split"):
+        policy_table({"v1": [tmp_path / "report.json"]}, baseline="v1")
 
 
 def test_the_command_prints_the_table_and_misuse_exits_2(
