@@ -467,9 +467,14 @@ class Toolspace:
         """
         session = ToolSession(self)
         await session.add_source(MetaToolSource(session))
-        if len(self._tools) <= self.preload_threshold:
+        if self.preloads_every_tool:
             session.load(self._tools)
         return session
+
+    @property
+    def preloads_every_tool(self) -> bool:
+        """Whether sessions start with every tool loaded (at most :attr:`preload_threshold`)."""
+        return len(self._tools) <= self.preload_threshold
 
     async def aclose(self) -> None:
         """Close every source; a failing close is logged and does not stop the others."""

@@ -211,8 +211,10 @@ async def demonstrate(
     toolspace = Toolspace(task_env.sources)
     await toolspace.refresh()
     specs = {spec.id: spec for spec in toolspace.tools.values()}
-    preloaded = frozenset(
-        spec.name for spec in specs.values() if len(specs) <= toolspace.preload_threshold
+    preloaded = (
+        frozenset(spec.name for spec in specs.values())
+        if toolspace.preloads_every_tool
+        else frozenset()
     )
     policy = DemonstratorPolicy(
         task, roles, specs, rng=rng, mode=mode, top_k=top_k, preloaded=preloaded
