@@ -2,7 +2,8 @@
 
 Run ``python -m benchmarks.generation`` (the lead runs it on an idle machine; ``--requests 2
 --max-tokens 4`` is a smoke run). Every backend (``--backends``: ``transformers``, and ONNX
-Runtime GenAI at a precision, ``onnx-fp32``, ``onnx-int8``, ``onnx-int4``) loads the same model
+Runtime GenAI at a precision, ``onnx-fp32``, ``onnx-int8``, ``onnx-int4``, each also as
+``onnx-<precision>-nodraft``: greedy decoding without speculative drafts) loads the same model
 (``--model paraagent``: SmolLM2-135M-Instruct with the shipped adapter; ``base``: without) and
 gets the same N concurrent greedy requests: realistic ParaAct prompts (~700 tokens: the system
 prompt with preloaded ToolEnv tools, plus one task query each). transformers runs them at each
@@ -25,6 +26,11 @@ from a cached prompt), under the turn grammar of the prompt's preloaded tools an
 reporting tokens/s of each, their ratio, the grammar's setup per turn (compiled on a
 toolset's first turn, copied from the cache after) and how many turns parse strictly.
 
+``--episodes N`` runs ``make run``'s workload instead: the agent on the first N built-in tasks
+(greedy, 384 tokens per turn), each task on every backend in turn (default
+``onnx-fp32-nodraft,onnx-fp32``), reporting seconds per episode, tokens/s over the model's
+seconds, success, whether the turns equal the first row's, and the accepted share of drafts.
+
 ``--device cuda --dtype bfloat16`` runs it on a GPU.
 
 Prints one JSON object, then a table.
@@ -45,15 +51,29 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from mcp_servers.toolenv import ToolEnv, generate_tasks
-from paraagent_runtime import Completion, Message, Policy, SamplingParams, Toolspace
+from mcp_servers.toolenv import ToolEnv, builtin_tasks, generate_tasks
+from paraagent_runtime import (
+    DEFAULT_TURN_TOKENS,
+    Agent,
+    AgentConfig,
+    Completion,
+    Episode,
+    Message,
+    Policy,
+    SamplingParams,
+    Toolspace,
+    check_answer,
+)
 from paraagent_runtime.actions import parse_turn
 from paraagent_runtime.meta import META_TOOL_SPECS
 from paraagent_runtime.policy import policy_from_spec
 from paraagent_runtime.policy.constrained import ToolSchema, TurnFormat
 from paraagent_runtime.prompts import system_prompt
+from paraagent_runtime.search import default_tool_search, index_scope
 
 ONNX_PRECISIONS = ("fp32", "int8", "int4")
+NO_DRAFT = "-nodraft"
+"""Suffix of an ONNX backend that decodes greedy turns without speculative drafts."""
 
 
 @dataclass(frozen=True)
@@ -69,14 +89,25 @@ class Placement:
     model: str = "paraagent"
 
     def policy(self, backend: str, **options: Any) -> Policy:
-        """The model on ``backend`` (``transformers`` or ``onnx-<precision>``), placed here."""
+        """The model on ``backend`` (``transformers`` or ``onnx-<precision>[-nodraft]``), here."""
         target = "paraagent" if self.model == "paraagent" else ""
         if backend == "transformers":
             return policy_from_spec(
                 f"transformers:{target}", device=self.device, dtype=self.dtype, **options
             )
         precision = backend.removeprefix("onnx-")
+        if precision.endswith(NO_DRAFT):
+            precision = precision.removesuffix(NO_DRAFT)
+            options["draft_tokens"] = 0
         return policy_from_spec(f"onnx:{target}", precision=precision, **options)
+
+
+def known_backend(backend: str) -> bool:
+    """Whether ``backend`` names a backend :meth:`Placement.policy` builds."""
+    precision = backend.removeprefix("onnx-").removesuffix(NO_DRAFT)
+    return backend == "transformers" or (
+        backend.startswith("onnx-") and precision in ONNX_PRECISIONS
+    )
 
 
 def _load(policy: Policy) -> None:
@@ -398,6 +429,101 @@ async def run_constrained(
     )
 
 
+async def run_episodes(
+    count: int,
+    max_tokens: int,
+    placement: Placement | None = None,
+    backends: list[str] | None = None,
+) -> dict:
+    """``make run``'s workload on each backend: the first ``count`` built-in tasks, interleaved.
+
+    Each task runs on every backend in turn (so load changes hit all of them alike), with the
+    agent, tools and greedy settings of ``paraagent run --builtin-tasks``. Rows report seconds
+    per episode, the model's share, generated tokens/s over the model's seconds, success, whether
+    every turn's tokens equal the first row's, and the share of draft tokens accepted.
+    """
+    placement = placement or Placement()
+    variants = backends or [f"onnx-fp32{NO_DRAFT}", "onnx-fp32"]
+    policies = {backend: placement.policy(backend) for backend in variants}
+    for policy in policies.values():
+        await asyncio.to_thread(_load, policy)
+    env = ToolEnv.builtin()
+    search = default_tool_search(index_scope(None, with_builtin=True))
+    config = AgentConfig(sampling=SamplingParams(max_tokens=max_tokens, temperature=0.0, seed=0))
+    episodes: dict[str, list[Episode]] = {backend: [] for backend in variants}
+    for task in builtin_tasks()[:count]:
+        for backend, policy in policies.items():
+            toolspace = Toolspace(env.for_task(task).sources, search=search)
+            await toolspace.refresh()
+            agent = Agent(policy, toolspace, config)
+            episodes[backend].append(await agent.run(task.query, task_id=task.id))
+    tasks = {task.id: task for task in builtin_tasks()[:count]}
+    reference = episodes[variants[0]]
+    rows = []
+    for backend, policy in policies.items():
+        runs = episodes[backend]
+        model_s = sum(turn.model_latency_s or 0.0 for episode in runs for turn in episode.turns)
+        tokens = sum(len(turn.token_ids or []) for episode in runs for turn in episode.turns)
+        solved = sum(
+            episode.answer is not None
+            and check_answer(tasks[episode.task_id or ""], episode.answer).success
+            for episode in runs
+        )
+        drafts = getattr(policy, "draft_stats", None)
+        rows.append(
+            {
+                "backend": backend,
+                "episodes": len(runs),
+                "seconds_per_episode": round(sum(e.duration_s for e in runs) / len(runs), 2),
+                "model_seconds_per_episode": round(model_s / len(runs), 2),
+                "tokens_per_episode": round(tokens / len(runs), 1),
+                "tokens_per_s": round(tokens / model_s, 2),
+                "success": solved,
+                "same_turns": sum(
+                    _turn_tokens(a) == _turn_tokens(b) for a, b in zip(runs, reference, strict=True)
+                ),
+                "draft_acceptance": round(drafts.acceptance, 3) if drafts else None,
+            }
+        )
+        await policy.aclose()
+    return _report(placement, episodes=count, max_tokens=max_tokens, results=rows)
+
+
+def _turn_tokens(episode: Episode) -> list[list[int] | None]:
+    return [turn.token_ids for turn in episode.turns]
+
+
+def episodes_table(report: dict) -> Table:
+    """The ``make run`` workload comparison as a rich table."""
+    return _table(
+        f"{report['model']}, the first {report['episodes']} built-in tasks (paraact, greedy, "
+        f"{report['max_tokens']} tokens/turn), backends interleaved per task",
+        (
+            "backend",
+            "s/episode",
+            "model s/episode",
+            "tokens/episode",
+            "tokens/s",
+            "success",
+            "turns = row 1",
+            "drafts accepted",
+        ),
+        [
+            [
+                row["backend"],
+                f"{row['seconds_per_episode']:.2f}",
+                f"{row['model_seconds_per_episode']:.2f}",
+                f"{row['tokens_per_episode']:.1f}",
+                f"{row['tokens_per_s']:.1f}",
+                f"{row['success']}/{row['episodes']}",
+                f"{row['same_turns']}/{row['episodes']}",
+                "—" if row["draft_acceptance"] is None else f"{row['draft_acceptance']:.0%}",
+            ]
+            for row in report["results"]
+        ],
+    )
+
+
 def constrained_table(report: dict) -> Table:
     """The free versus constrained comparison as a rich table."""
     return _table(
@@ -514,7 +640,11 @@ def main() -> None:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=8, help="concurrent complete() calls")
-    parser.add_argument("--max-tokens", type=int, default=48, help="new tokens per request")
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        help=f"new tokens per request (default 48; --episodes: {DEFAULT_TURN_TOKENS}, as run)",
+    )
     parser.add_argument(
         "--batch-sizes", default="1,4,8", help="comma-separated max_batch_size values"
     )
@@ -524,8 +654,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--backends",
-        default="transformers,onnx-fp32,onnx-int4",
-        help="comma-separated: transformers, onnx-fp32, onnx-int8, onnx-int4",
+        help="comma-separated: transformers, onnx-fp32, onnx-int8, onnx-int4, each ONNX one also "
+        f"as onnx-<precision>{NO_DRAFT} (no speculative drafts) [default: transformers, "
+        f"onnx-fp32{NO_DRAFT}, onnx-fp32, onnx-int4; --episodes: onnx-fp32{NO_DRAFT}, onnx-fp32]",
     )
     parser.add_argument(
         "--model", choices=("paraagent", "base"), default="paraagent", help="adapter or not"
@@ -535,24 +666,37 @@ def main() -> None:
     parser.add_argument(
         "--constrained", action="store_true", help="compare free and constrained decoding"
     )
+    parser.add_argument(
+        "--episodes",
+        type=int,
+        default=0,
+        help="> 0: run make run's workload (the first N built-in tasks) on each backend instead",
+    )
     parser.add_argument("--json", help="also write the JSON report to this file")
     args = parser.parse_args()
     placement = Placement(args.device, args.dtype, args.model)
+    max_tokens = args.max_tokens or 48
     batch_sizes = [int(value) for value in args.batch_sizes.split(",") if value.strip()]
-    backends = [value.strip() for value in args.backends.split(",") if value.strip()]
+    backends = [value.strip() for value in (args.backends or "").split(",") if value.strip()]
+    if not backends and args.episodes <= 0:
+        backends = ["transformers", f"onnx-fp32{NO_DRAFT}", "onnx-fp32", "onnx-int4"]
     for backend in backends:
-        if backend != "transformers" and backend.removeprefix("onnx-") not in ONNX_PRECISIONS:
+        if not known_backend(backend):
             parser.error(f"unknown backend {backend!r}")
-    if args.constrained:
+    if args.episodes > 0:
+        turn_tokens = args.max_tokens or DEFAULT_TURN_TOKENS
+        report = asyncio.run(run_episodes(args.episodes, turn_tokens, placement, backends))
+        render = episodes_table
+    elif args.constrained:
         report = asyncio.run(
-            run_constrained(args.requests, args.max_tokens, args.prompt_tokens, placement, backends)
+            run_constrained(args.requests, max_tokens, args.prompt_tokens, placement, backends)
         )
         render = constrained_table
     elif args.turns > 1:
         report = asyncio.run(
             run_multiturn(
                 args.requests,
-                args.max_tokens,
+                max_tokens,
                 max(batch_sizes),
                 args.prompt_tokens,
                 args.turns,
@@ -563,9 +707,7 @@ def main() -> None:
         render = multiturn_table
     else:
         report = asyncio.run(
-            run(
-                args.requests, args.max_tokens, batch_sizes, args.prompt_tokens, placement, backends
-            )
+            run(args.requests, max_tokens, batch_sizes, args.prompt_tokens, placement, backends)
         )
         render = table
     text = json.dumps(report, indent=2)

@@ -47,7 +47,14 @@ if TYPE_CHECKING:
         TurnStarted,
     )
     from .meta import INSPECT_TOOL, META_TOOLS, SEARCH_TOOLS
-    from .modes import DEFAULT_MAX_TURNS, DEFAULT_MODE, DEMO_MAX_TURNS, MODES, AgentMode
+    from .modes import (
+        DEFAULT_MAX_TURNS,
+        DEFAULT_MODE,
+        DEFAULT_TURN_TOKENS,
+        DEMO_MAX_TURNS,
+        MODES,
+        AgentMode,
+    )
     from .naming import model_facing_name, tool_id
     from .policy import Completion, Message, Policy, SamplingParams, policy_from_spec
     from .search import ToolSearch
@@ -73,6 +80,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_TURNS",
     "DEFAULT_MODE",
+    "DEFAULT_TURN_TOKENS",
     "DEMO_MAX_TURNS",
     "INSPECT_TOOL",
     "META_TOOLS",
@@ -169,6 +177,7 @@ _WHERE: dict[str, str] = {
     "META_TOOLS": "meta",
     "SEARCH_TOOLS": "meta",
     "DEFAULT_MAX_TURNS": "modes",
+    "DEFAULT_TURN_TOKENS": "modes",
     "DEFAULT_MODE": "modes",
     "DEMO_MAX_TURNS": "modes",
     "MODES": "modes",

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
-__all__ = ["DEFAULT_MAX_TURNS", "DEFAULT_MODE", "DEMO_MAX_TURNS", "MODES", "AgentMode"]
+__all__ = [
+    "DEFAULT_MAX_TURNS",
+    "DEFAULT_MODE",
+    "DEFAULT_TURN_TOKENS",
+    "DEMO_MAX_TURNS",
+    "MODES",
+    "AgentMode",
+]
 
 AgentMode = Literal["paraact", "react", "decoupled"]
 """How the agent loop uses its turns (see the module docstring)."""
@@ -28,6 +35,9 @@ oracle evaluation is the same at this budget as at any larger one. Shipped evalu
 135M policy ran at 6 turns (RL configs and ``train eval --max-turns 6``) or 8 (the mode
 comparison); their commands name the budget.
 """
+
+DEFAULT_TURN_TOKENS: Final = 384
+"""Tokens one model turn may generate in ``paraagent run`` and ``paraagent eval toolenv``."""
 
 DEMO_MAX_TURNS: Final = 14
 """Turns for a demonstration episode: the longest demo the filters keep.

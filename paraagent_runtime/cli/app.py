@@ -128,7 +128,7 @@ def run(
     base_url: Annotated[str | None, options.base_url()] = None,
     mode: Annotated[options.ModeChoice, options.mode()] = options.DEFAULT_MODE,
     max_turns: Annotated[int, options.max_turns()] = options.DEFAULT_MAX_TURNS,
-    max_tokens: Annotated[int, options.max_tokens()] = 384,
+    max_tokens: Annotated[int, options.max_tokens()] = options.DEFAULT_TURN_TOKENS,
     temperature: Annotated[float, options.temperature()] = 0.0,
     seed: Annotated[int, options.seed("ToolEnv world seed for free-form tasks.")] = 0,
     mcp_config: Annotated[Path | None, options.mcp_config()] = None,

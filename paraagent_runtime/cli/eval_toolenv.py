@@ -222,7 +222,7 @@ def eval_toolenv_command(
         options.out("Output directory (report.md/json/png, trajectories; default runs/…)."),
     ] = None,
     max_turns: Annotated[int, options.max_turns()] = options.DEFAULT_MAX_TURNS,
-    max_tokens: Annotated[int, options.max_tokens()] = 384,
+    max_tokens: Annotated[int, options.max_tokens()] = options.DEFAULT_TURN_TOKENS,
     llm_turn_s: Annotated[
         float | None,
         typer.Option(

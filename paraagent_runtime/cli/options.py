@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_TURNS",
     "DEFAULT_MODE",
+    "DEFAULT_TURN_TOKENS",
     "MODE_NAMES",
     "ModeChoice",
     "base_url",
@@ -58,6 +59,9 @@ DEFAULT_MODE = ModeChoice(_modes.DEFAULT_MODE)
 
 DEFAULT_MAX_TURNS: int = _modes.DEFAULT_MAX_TURNS
 """The turn budget of an episode unless told otherwise."""
+
+DEFAULT_TURN_TOKENS: int = _modes.DEFAULT_TURN_TOKENS
+"""The token budget of a model turn unless told otherwise."""
 
 POLICY_HELP = (
     'Policy spec: "paraagent" (ParaAgent-135M, offline), "local[:DIR]" (SmolLM2-135M, or a model '

@@ -280,6 +280,12 @@ class TurnConstraint:
         masked[keep] = scores[keep]
         return masked
 
+    def forced(self) -> list[int]:
+        """The tokens the grammar allows as the only continuation from here (may be empty)."""
+        if not self.active:
+            return []
+        return list(self._matcher.compute_ff_tokens())
+
     def advance(self, token: int) -> None:
         """Move past the picked ``token``; an end token, or one the grammar refuses, ends it."""
         if not self.active:

@@ -7,6 +7,12 @@ records its raw log-prob and feeds it back, so streaming, stop strings, ``max_to
 cancellation, token ids and log-probs behave as in
 :class:`~paraagent_runtime.policy.transformers_local.TransformersPolicy`.
 
+Speculative greedy decoding (:mod:`.speculation`): a greedy turn feeds each picked token with
+up to ``draft_tokens`` guesses (tokens its grammar forces, then what followed the longest earlier
+match of the sequence's end in the context or in this policy's recent greedy outputs) in one
+pass, and keeps the guesses its own picks confirm; the others are rewound. The tokens are those
+of plain greedy decoding; a pass of a few tokens costs little more than one.
+
 Prefix reuse: a generator keeps the keys and values of the last sequence it ran; the next prompt
 rewinds it to their longest common prefix and feeds only the rest. A turn that extends the
 previous turn's prompt and answer, or a new episode with the same system prompt, prefills only
@@ -36,12 +42,16 @@ from .chat_template import ChatTemplate
 from .generation import Generated, LocalPolicy, Row, RowWatch, final_text
 from .ort_export import Precision, ensure_ort_model
 from .prefix_cache import PrefixCacheStats
+from .speculation import DraftMemory, DraftStats, PromptLookup
 
 if TYPE_CHECKING:
     import onnxruntime_genai as og
 
 __all__ = ["OnnxGenAIPolicy"]
 
+
+DEFAULT_DRAFT_TOKENS = 12
+"""The longest speculative draft of a greedy turn (see :mod:`.speculation`)."""
 
 _SAME_CONVERSATION = 32
 """A prompt that drops at most this many tokens of a slot's sequence continues its conversation.
@@ -79,6 +89,9 @@ class OnnxGenAIPolicy(LocalPolicy):
         cache_dir: where exports live (default: the paraagent cache).
         constrained: decode each turn under its turn grammar (see :mod:`.constrained`); the
             specs (:func:`~paraagent_runtime.policy.policy_from_spec`) turn it on by default.
+        draft_tokens: the longest draft of speculative greedy decoding (:mod:`.speculation`:
+            grammar-forced tokens, then lookup in the context and this policy's recent greedy
+            outputs, verified in one pass); 0 turns it off. Sampled rows never draft.
 
     Log-probs are those of the model's raw distribution (before temperature / top-p). Seeded
     sampling is reproducible; prefix reuse changes no token beyond float rounding.
@@ -99,9 +112,12 @@ class OnnxGenAIPolicy(LocalPolicy):
         slots: int = 1,
         cache_dir: Path | None = None,
         constrained: bool = False,
+        draft_tokens: int = DEFAULT_DRAFT_TOKENS,
     ) -> None:
         if slots < 1:
             raise ConfigError(f"slots must be >= 1, got {slots}")
+        if draft_tokens < 0:
+            raise ConfigError(f"draft_tokens must be >= 0, got {draft_tokens}")
         super().__init__(
             model,
             adapter=adapter,
@@ -122,6 +138,9 @@ class OnnxGenAIPolicy(LocalPolicy):
         self._rng = np.random.default_rng()
         self._scheduler = BatchScheduler(self._generate_one, window_s=0.0, max_batch_size=1)
         self.prefix_cache_stats = PrefixCacheStats()
+        self._draft_tokens = draft_tokens
+        self.draft_stats = DraftStats()
+        self._draft_memory = DraftMemory()
 
     # -- loading -----------------------------------------------------------------------------
 
@@ -252,36 +271,74 @@ class OnnxGenAIPolicy(LocalPolicy):
         return best
 
     def _decode(self, slot: _Slot, row: Row) -> Generated:
-        """Feed the unseen prompt tokens, then pick and feed tokens until the row is done."""
+        """Feed the unseen prompt tokens, then pick and feed tokens until the row is done.
+
+        Greedy rows feed each picked token with draft tokens (:mod:`.speculation`) and keep the
+        drafts their next picks confirm; the rest are rewound.
+        """
         assert self._tokenizer is not None
         tokenizer = self._tokenizer
         sampling = row.sampling
         rng = np.random.default_rng(sampling.seed) if sampling.seed is not None else self._rng
         watch = RowWatch(tokenizer, self._eos_ids, row)
         constraint = row.constraint
+        lookup = (
+            PromptLookup(self._draft_tokens, memory=self._draft_memory, stats=self.draft_stats)
+            if sampling.temperature <= 0
+            else None
+        )
         feed = row.prompt_ids[len(slot.fed) :]
+        drafts: list[int] = []
         token_ids: list[int] = []
         logprobs: list[float] = []
         while True:
-            slot.generator.append_tokens(np.asarray(feed, dtype=np.int32))
-            slot.fed += feed
-            logits = slot.generator.get_logits()
-            logits = logits.reshape(-1, logits.shape[-1])[-1].astype(np.float64)
-            log_probs = logits - logits.max()
-            log_probs -= np.log(np.exp(log_probs).sum())
-            if constraint is None:
-                token = _pick(log_probs, sampling, rng)
-            else:
-                token = _pick(constraint.mask(log_probs), sampling, rng)
-                constraint.advance(token)
-            token_ids.append(token)
-            logprobs.append(float(log_probs[token]))
-            if watch.done(token_ids):
+            slot.generator.append_tokens(np.asarray(feed + drafts, dtype=np.int32))
+            slot.fed += feed + drafts
+            positions = _last_logits(slot.generator, len(drafts) + 1)
+            for accepted, logits in enumerate(positions):
+                log_probs = logits.astype(np.float64)
+                log_probs -= log_probs.max()
+                log_probs -= np.log(np.exp(log_probs).sum())
+                if constraint is None:
+                    token = _pick(log_probs, sampling, rng)
+                else:
+                    token = _pick(constraint.mask(log_probs), sampling, rng)
+                    constraint.advance(token)
+                token_ids.append(token)
+                logprobs.append(float(log_probs[token]))
+                done = watch.done(token_ids)
+                if done or accepted == len(drafts) or token != drafts[accepted]:
+                    break
+            rejected = len(drafts) - accepted
+            if rejected:
+                slot.generator.rewind_to(len(slot.fed) - rejected)
+                del slot.fed[-rejected:]
+            if lookup is not None:
+                lookup.record(len(drafts), accepted)
+            if done:
                 break
             feed = [token]
+            drafts = []
+            if lookup is not None:
+                forced = constraint.forced() if constraint is not None else []
+                drafts = lookup.propose([*row.prompt_ids, *token_ids], forced)
+                # A pass yields at most len(drafts) + 1 tokens: never feed past the budget.
+                drafts = drafts[: max(0, row.budget - len(token_ids) - 1)]
+        if lookup is not None:
+            self._draft_memory.add(row.prompt_ids, token_ids)
         text, stopped = final_text(tokenizer, token_ids, self._eos_ids, sampling.stop)
         ended = stopped or token_ids[-1] in self._eos_ids
         return Generated(text, token_ids, logprobs, "stop" if ended else "length")
+
+
+def _last_logits(generator: og.Generator, count: int) -> np.ndarray:
+    """The logits of the last ``count`` positions the generator ran (rows, vocabulary)."""
+    if count == 1:
+        logits = generator.get_logits()
+    else:
+        logits = generator.get_output("logits")
+    logits = logits.reshape(-1, logits.shape[-1])
+    return logits[-count:]
 
 
 def _pick(log_probs: np.ndarray, sampling: SamplingParams, rng: np.random.Generator) -> int:

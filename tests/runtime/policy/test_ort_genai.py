@@ -67,6 +67,28 @@ async def test_later_turns_reuse_the_prefix_and_get_the_same_tokens(
 
 
 @needs_engine
+async def test_speculative_drafts_keep_the_greedy_tokens_and_logprobs(
+    policy: OnnxGenAIPolicy, varied_model_dir: Path, export_cache: Path
+) -> None:
+    plain = OnnxGenAIPolicy(varied_model_dir, draft_tokens=0, cache_dir=export_cache)
+    sampling = SamplingParams(max_tokens=16)
+    for messages in (CONVERSATION[:2], CONVERSATION, CONVERSATION[:2]):
+        drafted = await policy.complete(messages, sampling=sampling)
+        reference = await plain.complete(messages, sampling=sampling)
+        assert drafted.token_ids == reference.token_ids and drafted.text == reference.text
+        assert drafted.logprobs == pytest.approx(reference.logprobs, abs=1e-4)
+    # The repeated conversation is drafted from the policy's memory of its first answer.
+    assert policy.draft_stats.accepted >= 10
+    assert plain.draft_stats.drafted == 0
+    sampled = SamplingParams(max_tokens=8, temperature=1.0, seed=3)
+    before = policy.draft_stats.drafted
+    await policy.complete(CONVERSATION[:2], sampling=sampled)
+    assert policy.draft_stats.drafted == before
+    with pytest.raises(ConfigError, match="draft_tokens"):
+        OnnxGenAIPolicy(varied_model_dir, draft_tokens=-1)
+
+
+@needs_engine
 async def test_concurrent_conversations_keep_their_own_slots(
     varied_model_dir: Path, varied_export: Path, export_cache: Path
 ) -> None:
