@@ -3,7 +3,8 @@
 Run ``python -m benchmarks.generation`` (the lead runs it on an idle machine; ``--requests 2
 --max-tokens 4`` is a smoke run). Every backend (``--backends``: ``transformers``, and ONNX
 Runtime GenAI at a precision, ``onnx-fp32``, ``onnx-int8``, ``onnx-int4``, each also as
-``onnx-<precision>-nodraft``: greedy decoding without speculative drafts) loads the same model
+``onnx-<precision>-nodraft``: greedy decoding without speculative drafts, and
+``onnx-<precision>-cold``: drafts from an empty memory, none kept) loads the same model
 (``--model paraagent``: SmolLM2-135M-Instruct with the shipped adapter; ``base``: without) and
 gets the same N concurrent greedy requests: realistic ParaAct prompts (~700 tokens: the system
 prompt with preloaded ToolEnv tools, plus one task query each). transformers runs them at each
@@ -28,8 +29,10 @@ toolset's first turn, copied from the cache after) and how many turns parse stri
 
 ``--episodes N`` runs ``make run``'s workload instead: the agent on the first N built-in tasks
 (greedy, 384 tokens per turn), each task on every backend in turn (default
-``onnx-fp32-nodraft,onnx-fp32``), reporting seconds per episode, tokens/s over the model's
-seconds, success, whether the turns equal the first row's, and the accepted share of drafts.
+``onnx-fp32-nodraft,onnx-fp32-cold,onnx-fp32``: no drafts, a fresh install's first run, and the
+default with the draft memory earlier runs kept), reporting seconds per episode, tokens/s over
+the model's seconds, success, whether the turns equal the first row's, and the accepted share of
+drafts.
 
 ``--device cuda --dtype bfloat16`` runs it on a GPU.
 
@@ -74,6 +77,14 @@ from paraagent_runtime.search import default_tool_search, index_scope
 ONNX_PRECISIONS = ("fp32", "int8", "int4")
 NO_DRAFT = "-nodraft"
 """Suffix of an ONNX backend that decodes greedy turns without speculative drafts."""
+COLD = "-cold"
+"""Suffix of an ONNX backend whose draft memory starts empty (a fresh install's first run)."""
+DRAFT_VARIANTS: dict[str, dict[str, Any]] = {
+    "": {},
+    NO_DRAFT[1:]: {"draft_tokens": 0},
+    COLD[1:]: {"keep_drafts": False},
+}
+"""Each ONNX backend suffix's policy options (no suffix: the default, memory kept on disk)."""
 
 
 @dataclass(frozen=True)
@@ -95,18 +106,16 @@ class Placement:
             return policy_from_spec(
                 f"transformers:{target}", device=self.device, dtype=self.dtype, **options
             )
-        precision = backend.removeprefix("onnx-")
-        if precision.endswith(NO_DRAFT):
-            precision = precision.removesuffix(NO_DRAFT)
-            options["draft_tokens"] = 0
+        precision, _, variant = backend.removeprefix("onnx-").partition("-")
+        options.update(DRAFT_VARIANTS[variant])
         return policy_from_spec(f"onnx:{target}", precision=precision, **options)
 
 
 def known_backend(backend: str) -> bool:
     """Whether ``backend`` names a backend :meth:`Placement.policy` builds."""
-    precision = backend.removeprefix("onnx-").removesuffix(NO_DRAFT)
+    precision, _, variant = backend.removeprefix("onnx-").partition("-")
     return backend == "transformers" or (
-        backend.startswith("onnx-") and precision in ONNX_PRECISIONS
+        backend.startswith("onnx-") and precision in ONNX_PRECISIONS and variant in DRAFT_VARIANTS
     )
 
 
@@ -443,7 +452,7 @@ async def run_episodes(
     every turn's tokens equal the first row's, and the share of draft tokens accepted.
     """
     placement = placement or Placement()
-    variants = backends or [f"onnx-fp32{NO_DRAFT}", "onnx-fp32"]
+    variants = backends or [f"onnx-fp32{NO_DRAFT}", f"onnx-fp32{COLD}", "onnx-fp32"]
     policies = {backend: placement.policy(backend) for backend in variants}
     for policy in policies.values():
         await asyncio.to_thread(_load, policy)
@@ -655,8 +664,10 @@ def main() -> None:
     parser.add_argument(
         "--backends",
         help="comma-separated: transformers, onnx-fp32, onnx-int8, onnx-int4, each ONNX one also "
-        f"as onnx-<precision>{NO_DRAFT} (no speculative drafts) [default: transformers, "
-        f"onnx-fp32{NO_DRAFT}, onnx-fp32, onnx-int4; --episodes: onnx-fp32{NO_DRAFT}, onnx-fp32]",
+        f"as onnx-<precision>{NO_DRAFT} (no speculative drafts) or onnx-<precision>{COLD} "
+        f"(drafts from an empty memory) [default: transformers, onnx-fp32{NO_DRAFT}, "
+        f"onnx-fp32{COLD}, onnx-int4; --episodes: onnx-fp32{NO_DRAFT}, onnx-fp32{COLD}, "
+        "onnx-fp32]",
     )
     parser.add_argument(
         "--model", choices=("paraagent", "base"), default="paraagent", help="adapter or not"
@@ -679,7 +690,7 @@ def main() -> None:
     batch_sizes = [int(value) for value in args.batch_sizes.split(",") if value.strip()]
     backends = [value.strip() for value in (args.backends or "").split(",") if value.strip()]
     if not backends and args.episodes <= 0:
-        backends = ["transformers", f"onnx-fp32{NO_DRAFT}", "onnx-fp32", "onnx-int4"]
+        backends = ["transformers", f"onnx-fp32{NO_DRAFT}", f"onnx-fp32{COLD}", "onnx-int4"]
     for backend in backends:
         if not known_backend(backend):
             parser.error(f"unknown backend {backend!r}")

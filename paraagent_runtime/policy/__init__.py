@@ -129,7 +129,7 @@ def policy_from_spec(spec: str, *, base_url: str | None = None, **kwargs: Any) -
 
 _ONNX_OPTIONS = frozenset(
     {"model", "adapter", "precision", "max_new_tokens", "model_name", "threads", "max_context"}
-    | {"slots", "cache_dir", "constrained", "draft_tokens"}
+    | {"slots", "cache_dir", "constrained", "draft_tokens", "keep_drafts"}
 )
 """The options :class:`OnnxGenAIPolicy` takes; others (``dtype``, batching) need transformers."""
 

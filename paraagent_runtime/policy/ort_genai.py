@@ -11,7 +11,9 @@ Speculative greedy decoding (:mod:`.speculation`): a greedy turn feeds each pick
 up to ``draft_tokens`` guesses (tokens its grammar forces, then what followed the longest earlier
 match of the sequence's end in the context or in this policy's recent greedy outputs) in one
 pass, and keeps the guesses its own picks confirm; the others are rewound. The tokens are those
-of plain greedy decoding; a pass of a few tokens costs little more than one.
+of plain greedy decoding; a pass of a few tokens costs little more than one. The recent outputs
+are kept beside the export (:data:`DRAFT_MEMORY_FILE`, written when the policy closes), so later
+runs draft from earlier ones.
 
 Prefix reuse: a generator keeps the keys and values of the last sequence it ran; the next prompt
 rewinds it to their longest common prefix and feeds only the rest. A turn that extends the
@@ -53,6 +55,9 @@ __all__ = ["OnnxGenAIPolicy"]
 DEFAULT_DRAFT_TOKENS = 12
 """The longest speculative draft of a greedy turn (see :mod:`.speculation`)."""
 
+DRAFT_MEMORY_FILE = "draft_memory.npz"
+"""The file in a model's export directory that keeps its recent greedy outputs between runs."""
+
 _SAME_CONVERSATION = 32
 """A prompt that drops at most this many tokens of a slot's sequence continues its conversation.
 
@@ -92,6 +97,8 @@ class OnnxGenAIPolicy(LocalPolicy):
         draft_tokens: the longest draft of speculative greedy decoding (:mod:`.speculation`:
             grammar-forced tokens, then lookup in the context and this policy's recent greedy
             outputs, verified in one pass); 0 turns it off. Sampled rows never draft.
+        keep_drafts: keep the recent outputs drafts come from beside the export between runs
+            (:data:`DRAFT_MEMORY_FILE`); ``False`` starts from an empty memory.
 
     Log-probs are those of the model's raw distribution (before temperature / top-p). Seeded
     sampling is reproducible; prefix reuse changes no token beyond float rounding.
@@ -113,6 +120,7 @@ class OnnxGenAIPolicy(LocalPolicy):
         cache_dir: Path | None = None,
         constrained: bool = False,
         draft_tokens: int = DEFAULT_DRAFT_TOKENS,
+        keep_drafts: bool = True,
     ) -> None:
         if slots < 1:
             raise ConfigError(f"slots must be >= 1, got {slots}")
@@ -141,6 +149,8 @@ class OnnxGenAIPolicy(LocalPolicy):
         self._draft_tokens = draft_tokens
         self.draft_stats = DraftStats()
         self._draft_memory = DraftMemory()
+        self._draft_path: Path | None = None
+        self._keep_drafts = keep_drafts
 
     # -- loading -----------------------------------------------------------------------------
 
@@ -189,10 +199,20 @@ class OnnxGenAIPolicy(LocalPolicy):
             self._eos_ids = eos_ids
             self._chat = ChatTemplate(tokenizer, self.model_name)
             self._tokenizer, self._model = tokenizer, model
+            if self._draft_tokens and self._keep_drafts and self._draft_path is None:
+                self._draft_path = path / DRAFT_MEMORY_FILE
+                self._draft_memory.load(self._draft_path)
 
     def clear_prefix_cache(self) -> None:
         """Forget the kept sequences (needed after the exported weights change)."""
         self._slots = []
+
+    async def aclose(self) -> None:
+        """Wait for the requests in flight, keep the draft memory beside the export, unload."""
+        await self._scheduler.wait_idle()
+        if self._draft_path is not None and self._draft_memory.changed:
+            self._draft_memory.save(self._draft_path)
+        await super().aclose()
 
     def use_export(self, export: Path) -> None:
         """Load ``export`` (this model's export with new weights, see :mod:`.ort_weights`) now.

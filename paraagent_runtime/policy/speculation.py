@@ -17,13 +17,19 @@ accepted draft, one shorter after a rejected one.
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 __all__ = ["DraftMemory", "DraftStats", "PromptLookup"]
+
+logger = logging.getLogger(__name__)
 
 _CONTEXT_KEPT = 8
 """Prompt tokens kept in front of each remembered output, so a turn's opening can be matched."""
@@ -46,6 +52,9 @@ class DraftStats:
 class DraftMemory:
     """The policy's recent outputs (each after the last few tokens of its prompt), for lookup.
 
+    A memory can be kept across processes (:meth:`save`, :meth:`load`): a model's later runs
+    then draft from its earlier ones from the first turn on.
+
     Args:
         max_tokens: how many tokens are kept; the oldest outputs are dropped first.
     """
@@ -55,17 +64,59 @@ class DraftMemory:
         self._outputs: deque[np.ndarray] = deque()
         self._size = 0
         self._joined: np.ndarray | None = None
+        self.changed = False
 
     def add(self, prompt: Sequence[int], output: Sequence[int]) -> None:
         """Remember ``output`` (with the end of its ``prompt`` in front)."""
         if not output or self.max_tokens <= 0:
             return
-        entry = np.asarray([*prompt[-_CONTEXT_KEPT:], *output], dtype=np.int64)
+        self._append(np.asarray([*prompt[-_CONTEXT_KEPT:], *output], dtype=np.int64))
+        self.changed = True
+
+    def _append(self, entry: np.ndarray) -> None:
         self._outputs.append(entry)
         self._size += len(entry)
         while self._size > self.max_tokens and len(self._outputs) > 1:
             self._size -= len(self._outputs.popleft())
         self._joined = None
+
+    def save(self, path: Path) -> None:
+        """Write the memory to ``path`` (an ``.npz``; best effort: a failure is logged)."""
+        lengths = np.asarray([len(entry) for entry in self._outputs], dtype=np.int64)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with partial.open("wb") as handle:
+                np.savez(handle, tokens=self.tokens(), lengths=lengths)
+            partial.replace(path)
+        except OSError as exc:
+            logger.warning("draft memory not saved to %s: %s", path, exc)
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
+            return
+        self.changed = False
+
+    def load(self, path: Path) -> None:
+        """Put the outputs saved at ``path`` before the remembered ones (missing: nothing).
+
+        A file that cannot be read is logged and ignored: drafts only change speed.
+        """
+        if not path.is_file():
+            return
+        try:
+            with np.load(path) as saved:
+                tokens, lengths = saved["tokens"], saved["lengths"]
+            if lengths.sum() != len(tokens) or (lengths < 0).any():
+                raise ValueError("lengths do not add up to the tokens")
+        except (OSError, ValueError, KeyError) as exc:
+            logger.warning("draft memory at %s ignored: %s", path, exc)
+            return
+        current = list(self._outputs)
+        self._outputs.clear()
+        self._size = 0
+        for entry in [*np.split(tokens.astype(np.int64), np.cumsum(lengths)[:-1]), *current]:
+            if len(entry):
+                self._append(entry)
 
     def tokens(self) -> np.ndarray:
         """Every remembered token, oldest first."""

@@ -86,6 +86,11 @@ async def test_speculative_drafts_keep_the_greedy_tokens_and_logprobs(
     assert policy.draft_stats.drafted == before
     with pytest.raises(ConfigError, match="draft_tokens"):
         OnnxGenAIPolicy(varied_model_dir, draft_tokens=-1)
+    # Closing keeps the memory beside the export: a new policy drafts the first turn from it.
+    await policy.aclose()
+    again = OnnxGenAIPolicy(varied_model_dir, cache_dir=export_cache)
+    await again.complete(CONVERSATION, sampling=sampling)
+    assert again.draft_stats.accepted >= 10
 
 
 @needs_engine

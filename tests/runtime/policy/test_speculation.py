@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
+import pytest
+
 from paraagent_runtime.policy.speculation import DraftMemory, PromptLookup
 
 
@@ -58,3 +63,36 @@ def test_draft_length_grows_after_full_acceptance_and_shrinks_after_a_miss() -> 
 
 def test_max_draft_zero_turns_drafting_off() -> None:
     assert PromptLookup(max_draft=0).propose([1, 2, 1], forced=[2]) == []
+
+
+def test_a_saved_memory_loads_before_newer_outputs(tmp_path: Path) -> None:
+    memory = DraftMemory()
+    memory.add([1, 2], [3, 4])
+    memory.add([], [5])
+    path = tmp_path / "drafts" / "memory.npz"
+    memory.save(path)
+    assert not memory.changed
+    later = DraftMemory()
+    later.add([], [9])
+    later.load(path)
+    assert later.tokens().tolist() == [1, 2, 3, 4, 5, 9]
+    DraftMemory().load(tmp_path / "missing.npz")
+
+
+def test_a_broken_memory_file_is_ignored_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = tmp_path / "memory.npz"
+    broken.write_bytes(b"not a zip")
+    mismatched = tmp_path / "mismatched.npz"
+    np.savez(mismatched, tokens=np.arange(3), lengths=np.asarray([5]))
+    memory = DraftMemory()
+    for path in (broken, mismatched):
+        memory.load(path)
+    assert memory.tokens().tolist() == []
+    assert caplog.text.count("draft memory at") == 2
+    unwritable = tmp_path / "file"
+    unwritable.write_text("")
+    memory.add([], [1])
+    memory.save(unwritable / "memory.npz")
+    assert "not saved" in caplog.text and memory.changed
