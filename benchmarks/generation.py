@@ -507,16 +507,7 @@ def episodes_table(report: dict) -> Table:
     return _table(
         f"{report['model']}, the first {report['episodes']} built-in tasks (paraact, greedy, "
         f"{report['max_tokens']} tokens/turn), backends interleaved per task",
-        (
-            "backend",
-            "s/episode",
-            "model s/episode",
-            "tokens/episode",
-            "tokens/s",
-            "success",
-            "turns = row 1",
-            "drafts accepted",
-        ),
+        ("backend", "s/ep", "model s/ep", "tok/ep", "tok/s", "solved", "same", "drafts ok"),
         [
             [
                 row["backend"],
@@ -581,7 +572,8 @@ def _report(placement: Placement, **fields: Any) -> dict[str, Any]:
 
 def _table(title: str, headers: tuple[str, ...], rows: list[list[str]]) -> Table:
     result = Table(title=title)
-    for header in headers:
+    result.add_column(headers[0], no_wrap=True)
+    for header in headers[1:]:
         result.add_column(header, justify="right")
     for row in rows:
         result.add_row(*row)

@@ -3,7 +3,8 @@
 The adapter is merged into the base weights with peft's ``merge_and_unload``, and the merged
 model is converted by ONNX Runtime GenAI's model builder (``python -m
 onnxruntime_genai.models.builder``, offline, from the local files) into the paraagent cache. The
-export's key hashes the base model's and the adapter's files, the ``onnxruntime-genai`` version
+export's key hashes the base model's and the adapter's files (not its cards, evaluations or
+draft memory seed), the ``onnxruntime-genai`` version
 and the precision, so a new adapter, new weights or a new engine re-export, and anything else
 loads the cached model in well under a second. Exports are written to a temporary sibling
 directory and renamed into place, so a crash never leaves a half-written model behind.
@@ -48,6 +49,13 @@ def _is_export(path: Path) -> bool:
     return (path / "genai_config.json").is_file() and (path / "tokenizer_config.json").is_file()
 
 
+def _shapes_weights(relative: Path) -> bool:
+    """Whether an adapter's file can change the export (cards, evaluations, draft seeds cannot)."""
+    return not (
+        relative.suffix == ".md" or relative.parts[0] == "eval" or relative.suffix == ".npz"
+    )
+
+
 def _export_key(base: Path, adapter: Path | None, precision: Precision) -> str:
     """A hash of the engine version, the precision, and the base model's and adapter's files."""
     digest = hashlib.sha256(f"{_ENGINE}={importlib.metadata.version(_ENGINE)}:{precision}".encode())
@@ -55,6 +63,8 @@ def _export_key(base: Path, adapter: Path | None, precision: Precision) -> str:
         if root is None:
             continue
         for file in sorted(p for p in root.rglob("*") if p.is_file()):
+            if root is adapter and not _shapes_weights(file.relative_to(root)):
+                continue
             stat = file.stat()
             digest.update(f"{file.relative_to(root)}:{stat.st_size}".encode())
             if stat.st_size <= _HASHED_BYTES:

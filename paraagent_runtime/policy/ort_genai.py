@@ -13,7 +13,7 @@ match of the sequence's end in the context or in this policy's recent greedy out
 pass, and keeps the guesses its own picks confirm; the others are rewound. The tokens are those
 of plain greedy decoding; a pass of a few tokens costs little more than one. The recent outputs
 are kept beside the export (:data:`DRAFT_MEMORY_FILE`, written when the policy closes), so later
-runs draft from earlier ones.
+runs draft from earlier ones; a fresh export starts from its adapter's file when there is one.
 
 Prefix reuse: a generator keeps the keys and values of the last sequence it ran; the next prompt
 rewinds it to their longest common prefix and feeds only the rest. A turn that extends the
@@ -57,7 +57,11 @@ DEFAULT_DRAFT_TOKENS = 12
 """The longest speculative draft of a greedy turn (see :mod:`.speculation`)."""
 
 DRAFT_MEMORY_FILE = "draft_memory.npz"
-"""The file in a model's export directory that keeps its recent greedy outputs between runs."""
+"""The file in a model's export directory that keeps its recent greedy outputs between runs.
+
+An adapter directory may ship one as the seed of a fresh export's memory (the shipped adapter's
+holds its greedy turns on ToolEnv train-split tasks).
+"""
 
 _SAME_CONVERSATION = 32
 """A prompt that drops at most this many tokens of a slot's sequence continues its conversation.
@@ -203,7 +207,11 @@ class OnnxGenAIPolicy(LocalPolicy):
             self._tokenizer, self._model = tokenizer, model
             if self._draft_tokens and self._keep_drafts and self._draft_path is None:
                 self._draft_path = path / DRAFT_MEMORY_FILE
-                self._draft_memory.load(self._draft_path)
+                seed = self._adapter / DRAFT_MEMORY_FILE if self._adapter is not None else None
+                if self._draft_path.is_file() or seed is None:
+                    self._draft_memory.load(self._draft_path)
+                else:
+                    self._draft_memory.load(seed)
 
     def clear_prefix_cache(self) -> None:
         """Forget the kept sequences (needed after the exported weights change)."""

@@ -87,7 +87,7 @@ class DraftMemory:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with partial.open("wb") as handle:
-                np.savez(handle, tokens=self.tokens(), lengths=lengths)
+                np.savez_compressed(handle, tokens=self.tokens().astype(np.int32), lengths=lengths)
             partial.replace(path)
         except OSError as exc:
             logger.warning("draft memory not saved to %s: %s", path, exc)

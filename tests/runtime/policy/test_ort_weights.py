@@ -106,3 +106,30 @@ def test_a_missing_layer_is_refused(
     with pytest.raises(ConfigError, match="no weight for .*k_proj"):
         write_linear_weights(export, some, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+async def test_a_fresh_export_drafts_from_its_adapters_seed_memory(
+    varied_model_dir: Path, trained_adapter: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    from paraagent_runtime.policy.ort_genai import DRAFT_MEMORY_FILE
+
+    adapter = tmp_path / "adapter"
+    shutil.copytree(trained_adapter, adapter)
+    ensure_ort_model(varied_model_dir, adapter=adapter, cache_dir=tmp_path / "a")
+    sampling = SamplingParams(max_tokens=16)
+    first = OnnxGenAIPolicy(
+        varied_model_dir, adapter=adapter, keep_drafts=False, cache_dir=tmp_path / "a"
+    )
+    reference = await first.complete(CONVERSATION, sampling=sampling)
+    first._draft_memory.save(adapter / DRAFT_MEMORY_FILE)
+    (adapter / "README.md").write_text("a model card edit")
+    seeded = OnnxGenAIPolicy(varied_model_dir, adapter=adapter, cache_dir=tmp_path / "a")
+    # Neither the seed nor the card is part of the export's key: the export is reused.
+    assert seeded.export_dir == first.export_dir
+    again = await seeded.complete(CONVERSATION, sampling=sampling)
+    assert again.token_ids == reference.token_ids
+    assert seeded.draft_stats.accepted >= 10 and first.draft_stats.accepted == 0
+    await seeded.aclose()
+    assert (seeded.export_dir / DRAFT_MEMORY_FILE).is_file()
