@@ -717,7 +717,7 @@ def main() -> None:
     print(text)
     if args.json:
         Path(args.json).write_text(text + "\n")
-    Console().print(render(report))
+    Console(width=max(Console().width, 140)).print(render(report))
 
 
 if __name__ == "__main__":
