@@ -314,7 +314,7 @@ class OnnxGenAIPolicy(LocalPolicy):
         constraint = row.constraint
         lookup = (
             PromptLookup(self._draft_tokens, memory=self._draft_memory, stats=self.draft_stats)
-            if sampling.temperature <= 0
+            if sampling.temperature <= 0 and self._draft_tokens
             else None
         )
         feed = row.prompt_ids[len(slot.fed) :]
