@@ -15,6 +15,7 @@ import paraagent_runtime
 
 PUBLIC = [
     "DEFAULT_MAX_TURNS",
+    "DEFAULT_TURN_TOKENS",
     "DEFAULT_MODE",
     "DEMO_MAX_TURNS",
     "INSPECT_TOOL",
