@@ -28,6 +28,7 @@ than batching does.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
@@ -221,7 +222,7 @@ class OnnxGenAIPolicy(LocalPolicy):
         """Wait for the requests in flight, keep the draft memory beside the export, unload."""
         await self._scheduler.wait_idle()
         if self._draft_path is not None and self._draft_memory.changed:
-            self._draft_memory.save(self._draft_path)
+            await asyncio.to_thread(self._draft_memory.save, self._draft_path)
         await super().aclose()
 
     def use_export(self, export: Path) -> None:
