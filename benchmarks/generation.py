@@ -75,6 +75,8 @@ from paraagent_runtime.prompts import system_prompt
 from paraagent_runtime.search import default_tool_search, index_scope
 
 ONNX_PRECISIONS = ("fp32", "int8", "int4")
+REQUEST_TOKENS = 48
+"""New tokens per request of the one-turn measurements (``--max-tokens`` overrides)."""
 NO_DRAFT = "-nodraft"
 """Suffix of an ONNX backend that decodes greedy turns without speculative drafts."""
 COLD = "-cold"
@@ -106,14 +108,20 @@ class Placement:
             return policy_from_spec(
                 f"transformers:{target}", device=self.device, dtype=self.dtype, **options
             )
-        precision, _, variant = backend.removeprefix("onnx-").partition("-")
+        precision, variant = _onnx_parts(backend)
         options.update(DRAFT_VARIANTS[variant])
         return policy_from_spec(f"onnx:{target}", precision=precision, **options)
 
 
+def _onnx_parts(backend: str) -> tuple[str, str]:
+    """An ``onnx-<precision>[-<variant>]`` backend's precision and variant (``""``: none)."""
+    precision, _, variant = backend.removeprefix("onnx-").partition("-")
+    return precision, variant
+
+
 def known_backend(backend: str) -> bool:
     """Whether ``backend`` names a backend :meth:`Placement.policy` builds."""
-    precision, _, variant = backend.removeprefix("onnx-").partition("-")
+    precision, variant = _onnx_parts(backend)
     return backend == "transformers" or (
         backend.startswith("onnx-") and precision in ONNX_PRECISIONS and variant in DRAFT_VARIANTS
     )
@@ -460,13 +468,13 @@ async def run_episodes(
     search = default_tool_search(index_scope(None, with_builtin=True))
     config = AgentConfig(sampling=SamplingParams(max_tokens=max_tokens, temperature=0.0, seed=0))
     episodes: dict[str, list[Episode]] = {backend: [] for backend in variants}
-    for task in builtin_tasks()[:count]:
+    tasks = {task.id: task for task in builtin_tasks()[:count]}
+    for task in tasks.values():
         for backend, policy in policies.items():
             toolspace = Toolspace(env.for_task(task).sources, search=search)
             await toolspace.refresh()
             agent = Agent(policy, toolspace, config)
             episodes[backend].append(await agent.run(task.query, task_id=task.id))
-    tasks = {task.id: task for task in builtin_tasks()[:count]}
     reference = episodes[variants[0]]
     rows = []
     for backend, policy in policies.items():
@@ -644,7 +652,8 @@ def main() -> None:
     parser.add_argument(
         "--max-tokens",
         type=int,
-        help=f"new tokens per request (default 48; --episodes: {DEFAULT_TURN_TOKENS}, as run)",
+        help=f"new tokens per request (default {REQUEST_TOKENS}; --episodes: "
+        f"{DEFAULT_TURN_TOKENS}, as run)",
     )
     parser.add_argument(
         "--batch-sizes", default="1,4,8", help="comma-separated max_batch_size values"
@@ -678,7 +687,7 @@ def main() -> None:
     parser.add_argument("--json", help="also write the JSON report to this file")
     args = parser.parse_args()
     placement = Placement(args.device, args.dtype, args.model)
-    max_tokens = args.max_tokens or 48
+    max_tokens = args.max_tokens or REQUEST_TOKENS
     batch_sizes = [int(value) for value in args.batch_sizes.split(",") if value.strip()]
     backends = [value.strip() for value in (args.backends or "").split(",") if value.strip()]
     if not backends and args.episodes <= 0:

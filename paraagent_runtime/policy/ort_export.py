@@ -49,10 +49,20 @@ def _is_export(path: Path) -> bool:
     return (path / "genai_config.json").is_file() and (path / "tokenizer_config.json").is_file()
 
 
+DRAFT_MEMORY_FILE = "draft_memory.npz"
+"""The file that keeps a model's recent greedy outputs between runs, in its export directory.
+
+An adapter directory may ship one as the seed of a fresh export's draft memory (the shipped
+adapter's holds its greedy turns on ToolEnv train-split tasks); it is not part of the export key.
+"""
+
+
 def _shapes_weights(relative: Path) -> bool:
     """Whether an adapter's file can change the export (cards, evaluations, draft seeds cannot)."""
     return not (
-        relative.suffix == ".md" or relative.parts[0] == "eval" or relative.suffix == ".npz"
+        relative.suffix == ".md"
+        or relative.parts[0] == "eval"
+        or relative == Path(DRAFT_MEMORY_FILE)
     )
 
 

@@ -44,7 +44,7 @@ from .base import SamplingParams
 from .batching import BatchScheduler
 from .chat_template import ChatTemplate
 from .generation import Generated, LocalPolicy, Row, RowWatch, final_text
-from .ort_export import Precision, ensure_ort_model
+from .ort_export import DRAFT_MEMORY_FILE, Precision, ensure_ort_model
 from .prefix_cache import PrefixCacheStats
 from .speculation import DraftMemory, DraftStats, PromptLookup
 
@@ -56,13 +56,6 @@ __all__ = ["OnnxGenAIPolicy"]
 
 DEFAULT_DRAFT_TOKENS = 12
 """The longest speculative draft of a greedy turn (see :mod:`.speculation`)."""
-
-DRAFT_MEMORY_FILE = "draft_memory.npz"
-"""The file in a model's export directory that keeps its recent greedy outputs between runs.
-
-An adapter directory may ship one as the seed of a fresh export's memory (the shipped adapter's
-holds its greedy turns on ToolEnv train-split tasks).
-"""
 
 _SAME_CONVERSATION = 32
 """A prompt that drops at most this many tokens of a slot's sequence continues its conversation.
@@ -209,10 +202,9 @@ class OnnxGenAIPolicy(LocalPolicy):
             if self._draft_tokens and self._keep_drafts and self._draft_path is None:
                 self._draft_path = path / DRAFT_MEMORY_FILE
                 seed = self._adapter / DRAFT_MEMORY_FILE if self._adapter is not None else None
-                if self._draft_path.is_file() or seed is None:
-                    self._draft_memory.load(self._draft_path)
-                else:
-                    self._draft_memory.load(seed)
+                # A fresh export (no memory yet) starts from its adapter's seed, if it ships one.
+                fresh = seed is not None and not self._draft_path.is_file()
+                self._draft_memory.load(seed if seed is not None and fresh else self._draft_path)
 
     def clear_prefix_cache(self) -> None:
         """Forget the kept sequences (needed after the exported weights change)."""

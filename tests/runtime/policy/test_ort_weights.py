@@ -113,7 +113,7 @@ async def test_a_fresh_export_drafts_from_its_adapters_seed_memory(
 ) -> None:
     import shutil
 
-    from paraagent_runtime.policy.ort_genai import DRAFT_MEMORY_FILE
+    from paraagent_runtime.policy.ort_export import DRAFT_MEMORY_FILE
 
     adapter = tmp_path / "adapter"
     shutil.copytree(trained_adapter, adapter)
