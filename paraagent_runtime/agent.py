@@ -266,6 +266,7 @@ class Agent:
             mode=self.config.mode,
             max_calls=self.dispatcher.config.max_calls_per_turn,
             tools=tuple(ToolSchema(name=s.name, parameters=s.input_schema) for s in session.tools),
+            max_tokens=self.config.sampling.max_tokens,
         )
         sampling = self.config.sampling.model_copy(update={"turn_format": turn_format})
         started = time.perf_counter()

@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CONSTRAINED_ENV",
     "DEFAULT_CONSTRAINED",
+    "STRING_CHARS_PER_TOKEN",
+    "TEXT_CHARS_PER_TOKEN",
     "Constrainer",
     "ToolSchema",
     "TurnConstraint",
@@ -98,6 +100,12 @@ _JSON_LAYOUT: Final[dict[str, Any]] = {
 }
 """Calls are laid out as :func:`~paraagent_runtime.actions.render_turn` writes them (``json.dumps``
 separators, no free whitespace, ``<`` escaped as ``\\u003c``)."""
+TEXT_CHARS_PER_TOKEN: Final = 2
+"""With a turn budget, a ``<think>`` or ``<answer>`` text holds at most this many characters per
+budget token (a degenerate repetition of a 3-character token then stops at 2/3 of the budget)."""
+STRING_CHARS_PER_TOKEN: Final = 1
+"""With a turn budget, an unbounded string value holds at most this many characters per budget
+token."""
 _KEPT_MATCHERS: Final = 64
 """Compiled grammars a constrainer keeps: one per recent turn format (toolset)."""
 
@@ -119,6 +127,9 @@ class TurnFormat(BaseModel):
     mode: AgentMode = DEFAULT_MODE
     max_calls: int = Field(default=8, ge=1)
     tools: tuple[ToolSchema, ...] = ()
+    max_tokens: int | None = Field(default=None, ge=1)
+    """The turn's token budget. When set, free text and string values are bounded (see
+    :func:`turn_grammar`) so that a model stuck repeating itself still closes its turn."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +143,13 @@ class TurnGrammar:
 def turn_grammar(turn_format: TurnFormat) -> TurnGrammar:
     """The grammar of ``turn_format``'s turns (cached per format).
 
+    With a token budget (``max_tokens``), a ``<think>`` or ``<answer>`` text holds at most
+    :data:`TEXT_CHARS_PER_TOKEN` characters per budget token, and a string value the schema
+    leaves unbounded at most :data:`STRING_CHARS_PER_TOKEN`; an object schema that does not say
+    whether it takes keys beyond its ``properties`` takes none. A small model that degenerates
+    into repeating one token ("thethethe…") then writes a complete turn, which the agent can run
+    and answer, instead of a turn cut at the budget inside a string (a format error).
+
     Raises:
         UserError: llguidance (the ``local`` extra) is not installed.
     """
@@ -141,20 +159,23 @@ def turn_grammar(turn_format: TurnFormat) -> TurnGrammar:
 @functools.lru_cache(maxsize=64)
 def _cached_grammar(key: str) -> TurnGrammar:
     turn_format = TurnFormat.model_validate_json(key)
+    budget = turn_format.max_tokens
+    text = f"{{0,{TEXT_CHARS_PER_TOKEN * budget}}}" if budget else "*"
     fallbacks: list[str] = []
     # A suffix rule ends at the first occurrence of its suffix: free text up to the closing tag.
     lines = [
         "start: think? turn",
         'think: "<think>" think_text NL?',
-        r'think_text[suffix="</think>"]: /(.|\n)*/',
+        rf'think_text[suffix="</think>"]: /(.|\n){text}/',
         'answer: "<answer>" answer_text',
-        r'answer_text[suffix="</answer>"]: /(.|\n)*/',
+        rf'answer_text[suffix="</answer>"]: /(.|\n){text}/',
         r"NL: /\n/",
     ]
     calls: list[str] = []
     meta: list[str] = []
+    string_chars = STRING_CHARS_PER_TOKEN * budget if budget else None
     for index, tool in enumerate(turn_format.tools):
-        schema, fell_back = _call_schema(tool)
+        schema, fell_back = _call_schema(tool, string_chars)
         if fell_back:
             fallbacks.append(tool.name)
         rule = f"call_{index}"
@@ -195,15 +216,50 @@ def _block(rule: str, alternatives: list[str]) -> str:
     return f'{rule}: "<tool_call>" ({" | ".join(alternatives)}) "</tool_call>"'
 
 
-def _call_schema(tool: ToolSchema) -> tuple[dict[str, Any], bool]:
-    """The JSON schema of one call of ``tool``, and whether its arguments fell back to free."""
+def _call_schema(tool: ToolSchema, string_chars: int | None) -> tuple[dict[str, Any], bool]:
+    """The JSON schema of one call of ``tool``, and whether its arguments fell back to free.
+
+    ``string_chars`` bounds the strings the schema leaves unbounded (``None``: no bound).
+    """
     arguments = copy.deepcopy(tool.parameters) if tool.parameters else dict(_FREE_OBJECT)
+    if string_chars is not None and tool.parameters:
+        _bound(arguments, string_chars)
     # References point at the root ("#/$defs/X"): the definitions move to the call's root.
     defs = {key: arguments.pop(key) for key in _SCHEMA_DEFS if key in arguments}
     schema = _wrap(tool.name, arguments, defs)
     if _schema_error(schema) is None:
         return schema, False
     return _wrap(tool.name, dict(_FREE_OBJECT), {}), True
+
+
+_SUBSCHEMA_LISTS: Final = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SUBSCHEMA_MAPS: Final = ("properties", "patternProperties", *_SCHEMA_DEFS)
+_SUBSCHEMA_VALUES: Final = ("items", "additionalProperties", "not")
+
+
+def _bound(schema: Any, string_chars: int) -> None:
+    """Bound, in place, every string ``schema`` leaves unbounded and close its open objects.
+
+    A string schema without ``maxLength`` (and without ``enum``/``const``, which bound it
+    already) gets ``maxLength = string_chars``; an object schema with ``properties`` but no
+    ``additionalProperties`` gets ``additionalProperties: false``.
+    """
+    if not isinstance(schema, dict):
+        return
+    kinds = schema.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    if "string" in kinds and not {"maxLength", "enum", "const"} & schema.keys():
+        schema["maxLength"] = string_chars
+    if "properties" in schema and "additionalProperties" not in schema:
+        schema["additionalProperties"] = False
+    for key in _SUBSCHEMA_LISTS:
+        for item in schema.get(key) or ():
+            _bound(item, string_chars)
+    for key in _SUBSCHEMA_MAPS:
+        for item in (schema.get(key) or {}).values():
+            _bound(item, string_chars)
+    for key in _SUBSCHEMA_VALUES:
+        _bound(schema.get(key), string_chars)
 
 
 def _wrap(name: str, arguments: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,8 @@ import pytest
 from paraagent_runtime.actions import Turn, parse_turn, render_turn
 from paraagent_runtime.meta import META_TOOL_SPECS
 from paraagent_runtime.policy.constrained import (
+    STRING_CHARS_PER_TOKEN,
+    TEXT_CHARS_PER_TOKEN,
     Constrainer,
     ToolSchema,
     TurnFormat,
@@ -206,6 +208,42 @@ def test_modes_phases_and_the_call_limit(ll_tokenizer: Any, tokenizer: Any) -> N
     for turn_format, text, expected in cases:
         got = accepted(ll_tokenizer, tokenizer, turn_format, text)
         assert got is expected, (turn_format.mode, text)
+
+
+def test_a_turn_budget_bounds_free_text_strings_and_undeclared_keys(
+    ll_tokenizer: Any, tokenizer: Any
+) -> None:
+    """With ``max_tokens`` a repeating model must close its turn; real turns still pass."""
+    note = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "units": {"enum": ["metric", "imperial"]}},
+        "required": ["city"],
+    }
+    tools = (
+        ToolSchema(name="note", parameters=note),
+        ToolSchema(name="open_map", parameters=AWKWARD["open_map"]),
+    )
+    budget = 16
+    bounded = TurnFormat(tools=tools, max_tokens=budget)
+    unbounded = TurnFormat(tools=tools)
+    chars = STRING_CHARS_PER_TOKEN * budget
+    text = TEXT_CHARS_PER_TOKEN * budget
+    cases = [
+        (call_turn("execute", ("note", {"city": "x" * chars, "units": "metric"})), True),
+        (call_turn("execute", ("note", {"city": "x" * (chars + 1)})), False),
+        (call_turn("execute", ("note", {"city": "Paris", "extra": 1})), False),
+        (call_turn("execute", ("open_map", {"id": 1, "note": "y" * chars})), True),
+        (call_turn("execute", ("open_map", {"id": 1, "note": "y" * (chars + 1)})), False),
+        ("<think>" + "t" * text + "</think><answer>" + "a" * text + "</answer>", True),
+        ("<think>" + "t" * (text + 1) + "</think><answer>ok</answer>", False),
+        ("<answer>" + "a" * (text + 1) + "</answer>", False),
+    ]
+    for turn, expected in cases:
+        assert accepted(ll_tokenizer, tokenizer, bounded, turn) is expected, turn
+        assert accepted(ll_tokenizer, tokenizer, unbounded, turn), turn
+    # The caller's schema is not changed by the bound.
+    assert "maxLength" not in note["properties"]["city"]
+    assert "additionalProperties" not in note
 
 
 def test_a_schema_llguidance_rejects_falls_back_to_free_arguments(
