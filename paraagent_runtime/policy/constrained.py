@@ -25,7 +25,7 @@ import json
 import logging
 import os
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CONSTRAINED_ENV",
     "DEFAULT_CONSTRAINED",
+    "LOOP_PERIOD",
+    "LOOP_WINDOW",
     "STRING_CHARS_PER_TOKEN",
     "TEXT_CHARS_PER_TOKEN",
     "Constrainer",
@@ -106,6 +108,10 @@ budget token (a degenerate repetition of a 3-character token then stops at 2/3 o
 STRING_CHARS_PER_TOKEN: Final = 1
 """With a turn budget, an unbounded string value holds at most this many characters per budget
 token."""
+LOOP_WINDOW: Final = 24
+"""A turn loops when its last ``LOOP_WINDOW`` tokens repeat a cycle of at most
+:data:`LOOP_PERIOD` tokens ("thethethe…", "”””…")."""
+LOOP_PERIOD: Final = 8
 _KEPT_MATCHERS: Final = 64
 """Compiled grammars a constrainer keeps: one per recent turn format (toolset)."""
 
@@ -289,6 +295,11 @@ class TurnConstraint:
     """One turn's grammar state while it is generated: which tokens may come next.
 
     Once the turn is complete only the end tokens are allowed; the constraint ends with one.
+    A turn that loops (its last :data:`LOOP_WINDOW` tokens repeat a cycle of at most
+    :data:`LOOP_PERIOD` tokens) may not use that cycle's tokens again in this turn, unless the
+    grammar allows nothing else: greedy decoding of a small model otherwise repeats one token
+    until the budget cuts the turn inside a string or a ``<think>`` (a format error). Turns that
+    do not loop are decoded exactly as before.
 
     Args:
         matcher: the llguidance matcher of the turn's grammar.
@@ -304,6 +315,9 @@ class TurnConstraint:
         self._end_ids = frozenset(end_ids)
         self._bitmask = allocate_token_bitmask(1, vocab_size)
         self.active = not matcher.is_error()
+        self._recent: deque[int] = deque(maxlen=LOOP_WINDOW + LOOP_PERIOD)
+        self.banned: set[int] = set()
+        """Tokens of the loops broken in this turn."""
 
     def allowed(self) -> np.ndarray | None:
         """Which token ids may come next (booleans, one per tokenizer id); ``None`` when inactive.
@@ -318,7 +332,13 @@ class TurnConstraint:
 
         fill_next_token_bitmask(self._matcher, self._bitmask, 0)
         bits = np.unpackbits(self._bitmask.view(np.uint8), bitorder="little")
-        return bits[: self._vocab_size].astype(bool)
+        allowed = bits[: self._vocab_size].astype(bool)
+        if self.banned:
+            banned = np.fromiter(self.banned, dtype=np.int64)
+            banned = banned[banned < len(allowed)]
+            if int(allowed.sum()) > int(allowed[banned].sum()):
+                allowed[banned] = False
+        return allowed
 
     def mask(self, scores: np.ndarray) -> np.ndarray:
         """``scores`` (one row of logits or log-probs) with the disallowed tokens at ``-inf``.
@@ -351,6 +371,22 @@ class TurnConstraint:
             self.active = False
         elif token in self._end_ids:
             self.active = False
+        else:
+            self._recent.append(token)
+            cycle = _loop_cycle(list(self._recent))
+            if cycle:
+                logger.debug("constrained decoding: a loop of %s broken", cycle)
+                self.banned.update(cycle)
+
+
+def _loop_cycle(recent: list[int]) -> set[int]:
+    """The tokens of the shortest cycle the last :data:`LOOP_WINDOW` of ``recent`` repeat."""
+    for period in range(1, LOOP_PERIOD + 1):
+        if len(recent) < LOOP_WINDOW + period:
+            break
+        if recent[-LOOP_WINDOW:] == recent[-LOOP_WINDOW - period : -period]:
+            return set(recent[-period:])
+    return set()
 
 
 class Constrainer:

@@ -17,6 +17,8 @@ import pytest
 from paraagent_runtime.actions import Turn, parse_turn, render_turn
 from paraagent_runtime.meta import META_TOOL_SPECS
 from paraagent_runtime.policy.constrained import (
+    LOOP_PERIOD,
+    LOOP_WINDOW,
     STRING_CHARS_PER_TOKEN,
     TEXT_CHARS_PER_TOKEN,
     Constrainer,
@@ -316,6 +318,58 @@ def test_a_constraint_masks_then_follows_the_picked_tokens(tokenizer: Any) -> No
         constraint.advance(token)
     assert not constraint.active
     assert constraint.allowed() is None
+
+
+def test_a_call_stuck_repeating_a_token_closes_once_the_loop_is_broken(tokenizer: Any) -> None:
+    """A "model" preferring ``the`` above all, then a quote, in a search query."""
+    import numpy as np
+
+    turn_format = TurnFormat(tools=meta_tools(), max_tokens=384)
+    constraint = Constrainer(tokenizer, [tokenizer.eos_token_id]).start(turn_format)
+    ids = tokenizer.encode(
+        '<phase>explore</phase>\n<tool_call>{"name": "search_tools", "arguments": {"query": "'
+    )
+    for token in ids:
+        constraint.advance(token)
+    preferred = [tokenizer.encode(text)[0] for text in ("the", '"')]
+    while not tokenizer.decode(ids).endswith("</tool_call>"):
+        allowed = constraint.allowed()
+        assert allowed is not None and len(ids) < 200
+        token = next((t for t in preferred if allowed[t]), int(np.flatnonzero(allowed)[0]))
+        ids.append(token)
+        constraint.advance(token)
+    turn = parse_turn(tokenizer.decode(ids), strict=True)
+    assert turn.valid
+    assert turn.calls[0].arguments["query"] == "the" * (LOOP_WINDOW + 1)
+
+
+def test_only_a_loop_changes_what_is_allowed(tokenizer: Any) -> None:
+    turn_format = TurnFormat(tools=meta_tools())
+    constrainer = Constrainer(tokenizer, [tokenizer.eos_token_id])
+    (the,) = tokenizer.encode("the")
+    prefix = tokenizer.encode("<think>")
+    natural = tokenizer.encode(
+        "The user wants the weather in Paris and in Oslo, then the cheaper of two hotels near "
+        "the station; the first search returned two tools, so I load the forecast and compare "
+        "the prices before I answer with the better option and the temperature."
+    )
+    for cycle, banned in (
+        ([the], {the}),
+        (tokenizer.encode(" a b"), set(tokenizer.encode(" a b"))),
+    ):
+        looping = constrainer.start(turn_format)
+        repeats = (LOOP_WINDOW + len(cycle)) // len(cycle) + 1
+        for token in [*prefix, *cycle * repeats]:
+            looping.advance(token)
+        allowed = looping.allowed()
+        assert allowed is not None
+        assert looping.banned == banned and not allowed[sorted(banned)].any()
+        assert allowed.sum() > 1000
+    plain = constrainer.start(turn_format)
+    for token in [*prefix, *natural]:
+        plain.advance(token)
+    assert plain.banned == set()
+    assert len(natural) > LOOP_WINDOW + LOOP_PERIOD
 
 
 def test_the_environment_switch_turns_the_default_off_and_typos_are_errors(monkeypatch) -> None:
