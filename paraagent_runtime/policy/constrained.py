@@ -111,7 +111,7 @@ token."""
 LOOP_WINDOW: Final = 24
 """A turn loops when its last ``LOOP_WINDOW`` tokens repeat a cycle of at most
 :data:`LOOP_PERIOD` tokens ("thethethe…", "”””…")."""
-LOOP_PERIOD: Final = 8
+LOOP_PERIOD: Final = 16
 _KEPT_MATCHERS: Final = 64
 """Compiled grammars a constrainer keeps: one per recent turn format (toolset)."""
 
