@@ -225,16 +225,22 @@ def _block(rule: str, alternatives: list[str]) -> str:
 def _call_schema(tool: ToolSchema, string_chars: int | None) -> tuple[dict[str, Any], bool]:
     """The JSON schema of one call of ``tool``, and whether its arguments fell back to free.
 
-    ``string_chars`` bounds the strings the schema leaves unbounded (``None``: no bound).
+    ``string_chars`` bounds the strings the schema leaves unbounded (``None``: no bound). The
+    bound is best-effort: a schema it makes unsatisfiable (one that requires a key it does not
+    declare, once closed) is used as written.
     """
-    arguments = copy.deepcopy(tool.parameters) if tool.parameters else dict(_FREE_OBJECT)
+    written = copy.deepcopy(tool.parameters) if tool.parameters else dict(_FREE_OBJECT)
+    tries = [written]
     if string_chars is not None and tool.parameters:
-        _bound(arguments, string_chars)
-    # References point at the root ("#/$defs/X"): the definitions move to the call's root.
-    defs = {key: arguments.pop(key) for key in _SCHEMA_DEFS if key in arguments}
-    schema = _wrap(tool.name, arguments, defs)
-    if _schema_error(schema) is None:
-        return schema, False
+        bounded = copy.deepcopy(written)
+        _bound(bounded, string_chars)
+        tries.insert(0, bounded)
+    for arguments in tries:
+        # References point at the root ("#/$defs/X"): the definitions move to the call's root.
+        defs = {key: arguments.pop(key) for key in _SCHEMA_DEFS if key in arguments}
+        schema = _wrap(tool.name, arguments, defs)
+        if _schema_error(schema) is None:
+            return schema, False
     return _wrap(tool.name, dict(_FREE_OBJECT), {}), True
 
 

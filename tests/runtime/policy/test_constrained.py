@@ -248,6 +248,23 @@ def test_a_turn_budget_bounds_free_text_strings_and_undeclared_keys(
     assert "additionalProperties" not in note
 
 
+def test_a_schema_the_bound_makes_unsatisfiable_is_used_as_written(
+    ll_tokenizer: Any, tokenizer: Any
+) -> None:
+    """A live MCP schema requires a key it does not declare: closing it would leave no call."""
+    deploy = {
+        "type": "object",
+        "properties": {"modal_path": {"type": "string"}},
+        "required": ["message"],
+    }
+    turn_format = TurnFormat(tools=(ToolSchema(name="deploy", parameters=deploy),), max_tokens=16)
+    assert turn_grammar(turn_format).fallbacks == ()
+    written = call_turn("execute", ("deploy", {"modal_path": "x" * 40, "message": "hi"}))
+    assert accepted(ll_tokenizer, tokenizer, turn_format, written)
+    wrong = call_turn("execute", ("deploy", {"modal_path": 3, "message": "hi"}))
+    assert not accepted(ll_tokenizer, tokenizer, turn_format, wrong)
+
+
 def test_a_schema_llguidance_rejects_falls_back_to_free_arguments(
     ll_tokenizer: Any, tokenizer: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
