@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
-from .encoder import ENCODER_BACKENDS, EncoderBackend
+from .encoder import ENCODER_BACKENDS, EncoderBackend, QueryPrecision
 from .fusion import FusionMethod
+from .onnx_backend import check_query_precision
 
 __all__ = ["RetrievalConfig", "SearchMode", "default_index_dir"]
 
@@ -59,15 +60,19 @@ class RetrievalConfig:
         exact_threshold: Below this many tools FAISS search is exact (flat); at or above, HNSW.
         hnsw_m: HNSW graph degree.
         hnsw_ef_construction: HNSW build-time beam width.
-        hnsw_ef_search: HNSW query-time beam width (benchmarks/retrieval.py on ToolEnv tools:
-            recall@10 of exact 0.991 at 256 on 10k tools, but 0.985 at 256 and 0.997 at 512 on
-            50k, for 0.43 ms of FAISS time per query).
+        hnsw_ef_search: HNSW query-time beam width. FAISS widens it to the search depth
+            (``candidates``), so below 100 it changes nothing for ``search_tools``;
+            benchmarks/retrieval.py at 50k tools: recall@10 of exact at that depth 0.993 at
+            64, 0.995 at 128 and 256, 1.0 at 512, for 0.19 / 0.42 / 0.68 ms of FAISS time
+            per searched text at 128 / 256 / 512 (a coverage search runs ~4.5 texts).
         max_query_chars: Queries are cut to this many characters before searching.
         two_stage: Rank providers first, then search only the tools of the best providers.
         providers_top_k: Providers kept by the first stage of a two-stage search.
         batch_size: Documents per embedding batch.
         encoder_backend: ``auto``, ``onnx`` or ``torch``: what runs the embedding model (see
             :class:`~paraagent_runtime.retrieval.encoder.SentenceEncoder`).
+        query_precision: ``int8`` or ``float32``: the weights that embed queries on ONNX
+            Runtime (documents always use float32; see :mod:`.onnx_backend`).
         coverage_context: In ``coverage`` mode, the share of each need's fused ranking that
             comes from the whole request's lists (see :mod:`.coverage`).
         coverage_diversity: In ``coverage`` mode, rank positions a tool loses per earlier
@@ -86,12 +91,13 @@ class RetrievalConfig:
     exact_threshold: int = 20_000
     hnsw_m: int = 32
     hnsw_ef_construction: int = 200
-    hnsw_ef_search: int = 512
+    hnsw_ef_search: int = 128
     max_query_chars: int = 2000
     two_stage: bool = False
     providers_top_k: int = 5
     batch_size: int = 64
     encoder_backend: EncoderBackend = "auto"
+    query_precision: QueryPrecision = "int8"
     coverage_context: float = 0.5
     coverage_diversity: float = 0.0
     max_needs: int = 6
@@ -120,5 +126,6 @@ class RetrievalConfig:
                 f"encoder_backend must be one of {', '.join(ENCODER_BACKENDS)}, "
                 f"got {self.encoder_backend!r}"
             )
+        check_query_precision(self.query_precision)
         if self.rrf_k <= 0:
             raise ConfigError(f"rrf_k must be > 0, got {self.rrf_k}")

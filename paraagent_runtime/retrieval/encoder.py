@@ -13,14 +13,22 @@ import numpy as np
 from ..errors import ConfigError
 from ._deps import require
 from .bundled import BASE_MODEL_NAME, BUNDLED_MODELS, DEFAULT_MODEL_NAME, bundled_model, merge_lora
-from .onnx_backend import OnnxTransformer, onnx_available
+from .onnx_backend import (
+    QUERY_PRECISIONS,
+    OnnxTransformer,
+    QueryPrecision,
+    check_query_precision,
+    onnx_available,
+)
 
 __all__ = [
     "BASE_MODEL_NAME",
     "BUNDLED_MODELS",
     "DEFAULT_MODEL_NAME",
     "ENCODER_BACKENDS",
+    "QUERY_PRECISIONS",
     "EncoderBackend",
+    "QueryPrecision",
     "Encoder",
     "SentenceEncoder",
     "default_model_path",
@@ -35,13 +43,21 @@ ENCODER_BACKENDS: tuple[str, ...] = get_args(EncoderBackend)
 
 @runtime_checkable
 class Encoder(Protocol):
-    """Turns texts into L2-normalized float32 vectors (rows), one per text."""
+    """Turns texts into L2-normalized float32 vectors (rows), one per text.
+
+    Documents go through :meth:`encode` (their vectors are stored); search queries through
+    :meth:`encode_queries`, which may trade a little precision for speed.
+    """
 
     name: str
     dimension: int
 
     def encode(self, texts: Sequence[str], *, show_progress: bool = False) -> np.ndarray:
         """Embed ``texts`` into an ``(len(texts), dimension)`` float32 array of unit rows."""
+        ...
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed search queries like :meth:`encode` (comparable with documents' vectors)."""
         ...
 
 
@@ -81,10 +97,13 @@ class SentenceEncoder:
             the paraagent cache; see :mod:`.onnx_backend`), ``torch``, or ``auto`` (ONNX when
             ``onnxruntime`` is installed and the model exports, else torch). A model on a GPU
             always uses torch. The vectors agree either way, so stored indexes stay valid.
+        query_precision: Weights that embed queries on the ONNX backend: ``int8`` (default;
+            a quantized copy of the export, ~1.6x faster on short texts, same dev NDCG) or
+            ``float32``. Documents always use float32; torch embeds everything in float32.
 
     Raises:
-        ConfigError: ``model`` is not an existing directory, an unknown backend, or ``onnx``
-            for a model that cannot be exported.
+        ConfigError: ``model`` is not an existing directory, an unknown backend or query
+            precision, or ``onnx`` for a model that cannot be exported.
         UserError: The ``retrieval`` extra is missing.
     """
 
@@ -96,9 +115,11 @@ class SentenceEncoder:
         progress_threshold: int = 2000,
         device: str | None = None,
         backend: EncoderBackend = "auto",
+        query_precision: QueryPrecision = "int8",
     ) -> None:
         if backend not in ENCODER_BACKENDS:
             raise ConfigError(f"encoder backend must be auto, torch or onnx, got {backend!r}")
+        self.query_precision = check_query_precision(query_precision)
         self.name = encoder_name(model)
         bundled = bundled_model(model)
         if bundled is not None:
@@ -141,7 +162,12 @@ class SentenceEncoder:
         from ..policy.smollm2 import cache_root
 
         try:
-            return OnnxTransformer(self._model, sources, cache_root() / "onnx")
+            return OnnxTransformer(
+                self._model,
+                sources,
+                cache_root() / "onnx",
+                query_precision=self.query_precision,
+            )
         except Exception as exc:  # noqa: BLE001 - auto falls back on any ONNX failure
             if backend == "auto":
                 logger.warning("embedding %s with torch: ONNX failed (%s)", self.name, exc)
@@ -160,6 +186,13 @@ class SentenceEncoder:
         Returns:
             A ``(len(texts), dimension)`` float32 array of L2-normalized rows.
         """
+        return self._encode(texts, show_progress=show_progress, query=False)
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed search queries: on ONNX with the ``query_precision`` graph, else as documents."""
+        return self._encode(texts, show_progress=False, query=True)
+
+    def _encode(self, texts: Sequence[str], *, show_progress: bool, query: bool) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         # Batches of similar length pad little: sorting the whole input (not just each batch)
@@ -171,7 +204,7 @@ class SentenceEncoder:
         ]
         vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
         if not (show_progress and len(texts) >= self.progress_threshold):
-            vectors[order] = np.concatenate([self._encode_batch(batch) for batch in batches])
+            vectors[order] = np.concatenate([self._encode_batch(batch, query) for batch in batches])
             return vectors
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
@@ -180,14 +213,14 @@ class SentenceEncoder:
         with Progress("embedding tools", *columns, transient=True) as progress:
             task = progress.add_task("embed", total=len(texts))
             for batch in batches:
-                chunks.append(self._encode_batch(batch))
+                chunks.append(self._encode_batch(batch, query))
                 progress.advance(task, len(batch))
         vectors[order] = np.concatenate(chunks)
         return vectors
 
-    def _encode_batch(self, batch: list[str]) -> np.ndarray:
+    def _encode_batch(self, batch: list[str], query: bool) -> np.ndarray:
         if self._onnx is not None:
-            return self._onnx.encode(batch)
+            return self._onnx.encode(batch, query=query)
         vectors = self._model.encode(
             batch,
             batch_size=len(batch),

@@ -141,6 +141,7 @@ class HybridToolSearch:
                     self.config.model,
                     batch_size=self.config.batch_size,
                     backend=self.config.encoder_backend,
+                    query_precision=self.config.query_precision,
                 )
             return self._encoder
 
@@ -422,7 +423,8 @@ class HybridToolSearch:
         embed = mode is not SearchMode.BM25 or bool(snapshot.providers)
         live = [(query, texts) for query, texts in zip(cleaned, parts, strict=True) if query]
         to_embed = list(dict.fromkeys(t for query, texts in live for t in texts or [query]))
-        vectors = dict(zip(to_embed, self.encoder.encode(to_embed), strict=True)) if embed else {}
+        found = self.encoder.encode_queries(to_embed) if embed else None
+        vectors = dict(zip(to_embed, found, strict=True)) if found is not None else {}
         wanted: dict[str, np.ndarray | None] = {}
         for query, texts in live:
             wanted.update((text, vectors.get(text)) for text in texts)
@@ -503,12 +505,11 @@ class HybridToolSearch:
         self, snapshot: _Snapshot, query: str, rows: np.ndarray | None, depth: int
     ) -> Ranking:
         scores = snapshot.lexical.scores(query)
-        if rows is None:
-            rows = np.arange(len(scores))
-        else:
+        if rows is not None:
             scores = scores[rows]
-        positive = scores > 0
-        ranked = _top(scores[positive], rows[positive], depth)
+        # Most of a large pool scores 0: rank only the rows that match a query term.
+        matched = np.flatnonzero(scores > 0)
+        ranked = _top(scores[matched], matched if rows is None else rows[matched], depth)
         return [(snapshot.ids[row], score) for row, score in ranked]
 
     def _search_sync(

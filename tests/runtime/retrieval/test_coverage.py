@@ -174,21 +174,21 @@ async def test_a_request_with_needs_embeds_only_its_needs(encoder, catalog) -> N
     await search.update(catalog)
     query = "Show me the weather forecast for Paris and also send an email to Bob"
     calls: list[list[str]] = []
-    original = encoder.encode
+    original = encoder.encode_queries
 
-    def counting(texts, **kwargs):
+    def counting(texts):
         calls.append(list(texts))
-        return original(texts, **kwargs)
+        return original(texts)
 
-    encoder.encode = counting  # type: ignore[method-assign]
+    encoder.encode_queries = counting  # type: ignore[method-assign]
     try:
         (lists,) = await search.query_lists([query])
     finally:
-        del encoder.encode
+        del encoder.encode_queries
     needs = [need.text for need in lists.needs]
     assert calls == [needs] and len(lists.per_need) == 2
     # The whole request's dense list is the search by the word-weighted mean of the needs'.
-    vectors = encoder.encode(needs)
+    vectors = encoder.encode_queries(needs)
     mean = np.asarray([len(need.split()) for need in needs], dtype=np.float32) @ vectors
     mean /= np.linalg.norm(mean)
     scores = search._snapshot.vectors @ mean

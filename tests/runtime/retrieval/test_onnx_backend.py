@@ -1,4 +1,5 @@
-"""The ONNX Runtime backend of the sentence encoder: same vectors as PyTorch, cached export."""
+"""The ONNX Runtime backend of the sentence encoder: same vectors as PyTorch, cached export,
+int8 queries close to float32."""
 
 from __future__ import annotations
 
@@ -61,12 +62,12 @@ def test_the_export_is_cached_and_a_corrupt_one_is_exported_again(
     onnx_encoder: SentenceEncoder, onnx_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # One graph per model, under onnx/ in the paraagent cache.
-    (export,) = (onnx_cache / "onnx").glob("*.onnx")
+    (export,) = _exports(onnx_cache)
     monkeypatch.setenv("PARAAGENT_CACHE", str(onnx_cache))
     stamp = export.stat().st_mtime_ns
     again = SentenceEncoder(backend="onnx")
     assert again.backend == "onnx"
-    assert list((onnx_cache / "onnx").glob("*.onnx")) == [export]
+    assert _exports(onnx_cache) == [export]
     assert export.stat().st_mtime_ns == stamp
     export.write_bytes(b"not an onnx graph")
     repaired = SentenceEncoder(backend="onnx")
@@ -74,6 +75,64 @@ def test_the_export_is_cached_and_a_corrupt_one_is_exported_again(
     np.testing.assert_allclose(
         repaired.encode(TEXTS[:2]), onnx_encoder.encode(TEXTS[:2]), atol=1e-6
     )
+
+
+def _exports(cache: Path) -> list[Path]:
+    """The float32 exports in a paraagent cache (not the int8 query graphs beside them)."""
+    return [path for path in (cache / "onnx").glob("*.onnx") if not path.stem.endswith("-int8")]
+
+
+def test_int8_queries_stay_close_to_float32_and_their_graph_is_cached(
+    onnx_encoder: SentenceEncoder, onnx_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert onnx_encoder.query_precision == "int8"
+    documents = onnx_encoder.encode(TEXTS)
+    queries = onnx_encoder.encode_queries(TEXTS)
+    cosines = np.sum(documents * queries, axis=1)
+    np.testing.assert_allclose(np.linalg.norm(queries, axis=1), 1.0, atol=1e-5)
+    # Quantized (not the float32 graph again), yet as close as on the retrieval dev queries.
+    assert cosines.max() < 1 - 1e-5
+    assert cosines.mean() > 0.98 and cosines.min() > 0.95
+    (quantized,) = (onnx_cache / "onnx").glob("*-int8.onnx")
+    (export,) = _exports(onnx_cache)
+    assert quantized.name == f"{export.stem}-int8.onnx"
+    # A new encoder reuses the cached graph; a corrupt one is quantized again.
+    monkeypatch.setenv("PARAAGENT_CACHE", str(onnx_cache))
+    stamp = quantized.stat().st_mtime_ns
+    np.testing.assert_allclose(SentenceEncoder().encode_queries(TEXTS), queries, atol=1e-6)
+    assert quantized.stat().st_mtime_ns == stamp
+    quantized.write_bytes(b"not an onnx graph")
+    np.testing.assert_allclose(SentenceEncoder().encode_queries(TEXTS), queries, atol=1e-6)
+    assert quantized.stat().st_size > 1_000_000
+
+
+def test_float32_queries_are_embedded_like_documents(
+    onnx_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PARAAGENT_CACHE", str(onnx_cache))
+    encoder = SentenceEncoder(backend="onnx", query_precision="float32")
+    np.testing.assert_array_equal(encoder.encode_queries(TEXTS), encoder.encode(TEXTS))
+    torch_encoder = SentenceEncoder(backend="torch")
+    np.testing.assert_array_equal(torch_encoder.encode_queries(TEXTS), torch_encoder.encode(TEXTS))
+
+
+def test_copies_of_a_model_share_one_export(tmp_path: Path) -> None:
+    import os
+
+    from paraagent_runtime.retrieval.onnx_backend import _export_key
+
+    weights = os.urandom(3 << 20)
+    copies = [tmp_path / "a" / "model", tmp_path / "b" / "model"]
+    for stamp, copy in enumerate(copies):
+        copy.mkdir(parents=True)
+        (copy / "config.json").write_text("{}")
+        (copy / "model.safetensors").write_bytes(weights)
+        os.utime(copy / "model.safetensors", ns=(stamp, stamp))
+    assert _export_key(copies[:1]) == _export_key(copies[1:])
+    changed = bytearray(weights)
+    changed[-1] ^= 1
+    (copies[1] / "model.safetensors").write_bytes(bytes(changed))
+    assert _export_key(copies[:1]) != _export_key(copies[1:])
 
 
 def test_an_index_built_with_torch_serves_onnx_queries(
@@ -93,6 +152,12 @@ def test_unknown_backends_are_config_errors() -> None:
         SentenceEncoder(backend="tensorrt")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="encoder_backend"):
         RetrievalConfig(encoder_backend="tensorrt")
+    for bad in (
+        lambda: SentenceEncoder(query_precision="int4"),  # type: ignore[arg-type]
+        lambda: RetrievalConfig(query_precision="fp16"),
+    ):  # type: ignore[arg-type]
+        with pytest.raises(ConfigError, match="query precision must be one of float32, int8"):
+            bad()
 
 
 def test_auto_falls_back_to_torch_when_onnx_fails(monkeypatch: pytest.MonkeyPatch) -> None:
