@@ -44,8 +44,10 @@ if TYPE_CHECKING:
 __all__ = [
     "CONSTRAINED_ENV",
     "DEFAULT_CONSTRAINED",
+    "LONG_LOOP_PERIOD",
     "LOOP_PERIOD",
     "LOOP_WINDOW",
+    "RELAPSE_WINDOW",
     "STRING_CHARS_PER_TOKEN",
     "TEXT_CHARS_PER_TOKEN",
     "Constrainer",
@@ -112,6 +114,12 @@ LOOP_WINDOW: Final = 24
 """A turn loops when its last ``LOOP_WINDOW`` tokens repeat a cycle of at most
 :data:`LOOP_PERIOD` tokens ("thethethe…", "”””…")."""
 LOOP_PERIOD: Final = 16
+LONG_LOOP_PERIOD: Final = 32
+"""Longer cycles (a phrase repeated) count once their last ``2 * period`` tokens repeat them."""
+RELAPSE_WINDOW: Final = 8
+"""After a loop was broken, a new cycle of at most ``RELAPSE_WINDOW // 2`` tokens counts once
+the last ``RELAPSE_WINDOW`` tokens repeat it: a model that drifts from one loop into the next
+("9999…2222…4444…") is stopped sooner each time."""
 _KEPT_MATCHERS: Final = 64
 """Compiled grammars a constrainer keeps: one per recent turn format (toolset)."""
 
@@ -302,7 +310,8 @@ class TurnConstraint:
 
     Once the turn is complete only the end tokens are allowed; the constraint ends with one.
     A turn that loops (its last :data:`LOOP_WINDOW` tokens repeat a cycle of at most
-    :data:`LOOP_PERIOD` tokens) may not use that cycle's tokens again in this turn, unless the
+    :data:`LOOP_PERIOD` tokens; longer cycles and relapses: :func:`_loop_cycle`) may not use
+    that cycle's tokens again in this turn, unless the
     grammar allows nothing else: greedy decoding of a small model otherwise repeats one token
     until the budget cuts the turn inside a string or a ``<think>`` (a format error). Turns that
     do not loop are decoded exactly as before.
@@ -321,7 +330,7 @@ class TurnConstraint:
         self._end_ids = frozenset(end_ids)
         self._bitmask = allocate_token_bitmask(1, vocab_size)
         self.active = not matcher.is_error()
-        self._recent: deque[int] = deque(maxlen=LOOP_WINDOW + LOOP_PERIOD)
+        self._recent: deque[int] = deque(maxlen=3 * LONG_LOOP_PERIOD)
         self.banned: set[int] = set()
         """Tokens of the loops broken in this turn."""
 
@@ -379,18 +388,28 @@ class TurnConstraint:
             self.active = False
         else:
             self._recent.append(token)
-            cycle = _loop_cycle(list(self._recent))
+            cycle = _loop_cycle(list(self._recent), relapse=bool(self.banned))
             if cycle:
                 logger.debug("constrained decoding: a loop of %s broken", cycle)
                 self.banned.update(cycle)
 
 
-def _loop_cycle(recent: list[int]) -> set[int]:
-    """The tokens of the shortest cycle the last :data:`LOOP_WINDOW` of ``recent`` repeat."""
-    for period in range(1, LOOP_PERIOD + 1):
-        if len(recent) < LOOP_WINDOW + period:
-            break
-        if recent[-LOOP_WINDOW:] == recent[-LOOP_WINDOW - period : -period]:
+def _loop_cycle(recent: list[int], *, relapse: bool = False) -> set[int]:
+    """The tokens of the shortest cycle the end of ``recent`` repeats, if it loops.
+
+    A cycle of ``period`` tokens counts when the last ``window`` tokens equal the ``window``
+    before them shifted by ``period``: ``window`` is :data:`LOOP_WINDOW` up to
+    :data:`LOOP_PERIOD`, ``2 * period`` up to :data:`LONG_LOOP_PERIOD`, and
+    :data:`RELAPSE_WINDOW` for short cycles once a loop was broken in the turn (``relapse``).
+    """
+    for period in range(1, LONG_LOOP_PERIOD + 1):
+        if relapse and 2 * period <= RELAPSE_WINDOW:
+            window = RELAPSE_WINDOW
+        else:
+            window = LOOP_WINDOW if period <= LOOP_PERIOD else 2 * period
+        if len(recent) < window + period:
+            continue
+        if recent[-window:] == recent[-window - period : -period]:
             return set(recent[-period:])
     return set()
 

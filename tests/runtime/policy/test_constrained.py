@@ -17,8 +17,10 @@ import pytest
 from paraagent_runtime.actions import Turn, parse_turn, render_turn
 from paraagent_runtime.meta import META_TOOL_SPECS
 from paraagent_runtime.policy.constrained import (
+    LONG_LOOP_PERIOD,
     LOOP_PERIOD,
     LOOP_WINDOW,
+    RELAPSE_WINDOW,
     STRING_CHARS_PER_TOKEN,
     TEXT_CHARS_PER_TOKEN,
     Constrainer,
@@ -387,6 +389,34 @@ def test_only_a_loop_changes_what_is_allowed(tokenizer: Any) -> None:
         plain.advance(token)
     assert plain.banned == set()
     assert len(natural) > LOOP_WINDOW + LOOP_PERIOD
+
+
+def test_a_drift_into_a_second_loop_and_a_repeated_phrase_are_broken(tokenizer: Any) -> None:
+    turn_format = TurnFormat(tools=meta_tools())
+    constrainer = Constrainer(tokenizer, [tokenizer.eos_token_id])
+    prefix = tokenizer.encode("<think>")
+    nine, two = (tokenizer.encode(digit)[0] for digit in ("9", "2"))
+    drifting = constrainer.start(turn_format)
+    for token in [*prefix, *[nine] * (LOOP_WINDOW + 1)]:
+        drifting.advance(token)
+    assert drifting.banned == {nine}
+    # The next loop counts after RELAPSE_WINDOW + 1 tokens, not LOOP_WINDOW + 1.
+    for count in range(1, RELAPSE_WINDOW + 2):
+        drifting.advance(two)
+        assert (two in drifting.banned) == (count == RELAPSE_WINDOW + 1)
+    # A phrase longer than LOOP_PERIOD tokens counts once it is said three times in a row.
+    phrase = tokenizer.encode(
+        " then I search the catalog for a tool that converts the amount of money into euros,"
+        " and I call it"
+    )
+    assert LOOP_PERIOD < len(phrase) <= LONG_LOOP_PERIOD
+    repeated = constrainer.start(turn_format)
+    for token in [*prefix, *phrase, *phrase]:
+        repeated.advance(token)
+    assert repeated.banned == set()
+    for token in phrase:
+        repeated.advance(token)
+    assert repeated.banned == set(phrase)
 
 
 def test_the_environment_switch_turns_the_default_off_and_typos_are_errors(monkeypatch) -> None:
