@@ -24,9 +24,10 @@ import functools
 import json
 import logging
 import os
+import re
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -50,6 +51,7 @@ __all__ = [
     "RELAPSE_WINDOW",
     "STRING_CHARS_PER_TOKEN",
     "TEXT_CHARS_PER_TOKEN",
+    "Closers",
     "Constrainer",
     "ToolSchema",
     "TurnConstraint",
@@ -120,6 +122,44 @@ RELAPSE_WINDOW: Final = 8
 """After a loop was broken, a new cycle of at most ``RELAPSE_WINDOW // 2`` tokens counts once
 the last ``RELAPSE_WINDOW`` tokens repeat it: a model that drifts from one loop into the next
 ("9999…2222…4444…") is stopped sooner each time."""
+_UNESCAPED_QUOTE = re.compile(r'(?<!\\)"')
+
+
+@dataclass(frozen=True, eq=False)
+class Closers:
+    """Which token ids can end the text a looping turn is stuck in.
+
+    Inside a JSON string only an unescaped ``"`` ends it (the grammar allows no other); inside
+    ``<think>`` or ``<answer>`` text the closing tag starts with ``<``.
+
+    Attributes:
+        quote: One boolean per token id: its text holds an unescaped ``"``.
+        tag: One boolean per token id: its text holds a ``<``.
+    """
+
+    quote: np.ndarray
+    tag: np.ndarray
+
+    @classmethod
+    def of(cls, tokenizer: PreTrainedTokenizerBase) -> Closers:
+        """The closers of ``tokenizer``'s vocabulary (byte-level tokens keep ``"`` and ``<``)."""
+        import numpy as np
+
+        pieces = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+        texts = [piece or "" for piece in pieces]
+        quote = np.fromiter((bool(_UNESCAPED_QUOTE.search(t)) for t in texts), bool, len(texts))
+        tag = np.fromiter(("<" in t for t in texts), bool, len(texts))
+        return cls(quote, tag)
+
+    def ending(self, turn_text: str) -> np.ndarray:
+        """The closers for the end of ``turn_text``: tags in think/answer text, else quotes."""
+        inside_tag = any(
+            turn_text.rfind(f"<{tag}>") > turn_text.rfind(f"</{tag}>")
+            for tag in ("think", "answer")
+        )
+        return self.tag if inside_tag else self.quote
+
+
 _KEPT_MATCHERS: Final = 64
 """Compiled grammars a constrainer keeps: one per recent turn format (toolset)."""
 
@@ -316,13 +356,24 @@ class TurnConstraint:
     until the budget cuts the turn inside a string or a ``<think>`` (a format error). Turns that
     do not loop are decoded exactly as before.
 
+    With ``closers``, the token right after a loop is also one that ends the text the loop is
+    in (a ``"`` in a JSON string, a ``<`` in ``<think>``/``<answer>`` text) when the grammar
+    allows one: banning the loop alone let a small model drift into the next loop.
+
     Args:
         matcher: the llguidance matcher of the turn's grammar.
         vocab_size: the number of token ids the tokenizer has.
         end_ids: the token ids that end a turn.
+        closers: the tokenizer's :class:`Closers` and a function decoding token ids to text.
     """
 
-    def __init__(self, matcher: LLMatcher, vocab_size: int, end_ids: Sequence[int]) -> None:
+    def __init__(
+        self,
+        matcher: LLMatcher,
+        vocab_size: int,
+        end_ids: Sequence[int],
+        closers: tuple[Closers, Callable[[list[int]], str]] | None = None,
+    ) -> None:
         from llguidance.numpy import allocate_token_bitmask
 
         self._matcher = matcher
@@ -333,6 +384,9 @@ class TurnConstraint:
         self._recent: deque[int] = deque(maxlen=3 * LONG_LOOP_PERIOD)
         self.banned: set[int] = set()
         """Tokens of the loops broken in this turn."""
+        self._closers = closers
+        self._turn: list[int] = []
+        self._closing: np.ndarray | None = None
 
     def allowed(self) -> np.ndarray | None:
         """Which token ids may come next (booleans, one per tokenizer id); ``None`` when inactive.
@@ -353,6 +407,10 @@ class TurnConstraint:
             banned = banned[banned < len(allowed)]
             if int(allowed.sum()) > int(allowed[banned].sum()):
                 allowed[banned] = False
+        if self._closing is not None:
+            closing = allowed & self._closing[: len(allowed)]
+            if closing.any():
+                allowed = closing
         return allowed
 
     def mask(self, scores: np.ndarray) -> np.ndarray:
@@ -387,11 +445,16 @@ class TurnConstraint:
         elif token in self._end_ids:
             self.active = False
         else:
+            self._closing = None
+            self._turn.append(token)
             self._recent.append(token)
             cycle = _loop_cycle(list(self._recent), relapse=bool(self.banned))
             if cycle:
                 logger.debug("constrained decoding: a loop of %s broken", cycle)
                 self.banned.update(cycle)
+                if self._closers is not None:
+                    closers, decode = self._closers
+                    self._closing = closers.ending(decode(self._turn))
 
 
 def _loop_cycle(recent: list[int], *, relapse: bool = False) -> set[int]:
@@ -440,6 +503,7 @@ class Constrainer:
             tokenizer, eos_token=list(eos_ids)
         )
         self.vocab_size = len(tokenizer)
+        self._closers = Closers.of(tokenizer)
         self._matchers: OrderedDict[str, LLMatcher] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -459,4 +523,9 @@ class Constrainer:
             self._matchers[key] = matcher
             while len(self._matchers) > _KEPT_MATCHERS:
                 self._matchers.popitem(last=False)
-        return TurnConstraint(matcher.deep_copy(), self.vocab_size, self._end_ids)
+        return TurnConstraint(
+            matcher.deep_copy(),
+            self.vocab_size,
+            self._end_ids,
+            closers=(self._closers, self.tokenizer.decode),
+        )

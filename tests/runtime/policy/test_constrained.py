@@ -23,6 +23,7 @@ from paraagent_runtime.policy.constrained import (
     RELAPSE_WINDOW,
     STRING_CHARS_PER_TOKEN,
     TEXT_CHARS_PER_TOKEN,
+    Closers,
     Constrainer,
     ToolSchema,
     TurnFormat,
@@ -351,9 +352,15 @@ def test_a_call_stuck_repeating_a_token_closes_once_the_loop_is_broken(tokenizer
     for token in ids:
         constraint.advance(token)
     preferred = [tokenizer.encode(text)[0] for text in ("the", '"')]
+    looped = False
     while not tokenizer.decode(ids).endswith("</tool_call>"):
         allowed = constraint.allowed()
         assert allowed is not None and len(ids) < 200
+        if constraint.banned and not looped:
+            # Right after the loop only tokens that close the JSON string may come.
+            looped = True
+            pieces = tokenizer.convert_ids_to_tokens(np.flatnonzero(allowed).tolist())
+            assert pieces and all('"' in piece for piece in pieces)
         token = next((t for t in preferred if allowed[t]), int(np.flatnonzero(allowed)[0]))
         ids.append(token)
         constraint.advance(token)
@@ -363,6 +370,8 @@ def test_a_call_stuck_repeating_a_token_closes_once_the_loop_is_broken(tokenizer
 
 
 def test_only_a_loop_changes_what_is_allowed(tokenizer: Any) -> None:
+    import numpy as np
+
     turn_format = TurnFormat(tools=meta_tools())
     constrainer = Constrainer(tokenizer, [tokenizer.eos_token_id])
     (the,) = tokenizer.encode("the")
@@ -383,7 +392,12 @@ def test_only_a_loop_changes_what_is_allowed(tokenizer: Any) -> None:
         allowed = looping.allowed()
         assert allowed is not None
         assert looping.banned == banned and not allowed[sorted(banned)].any()
-        assert allowed.sum() > 1000
+        # The token after the loop ends the think text it is in: it starts the closing tag.
+        closers = tokenizer.convert_ids_to_tokens(np.flatnonzero(allowed).tolist())
+        assert closers and all("<" in piece for piece in closers)
+        looping.advance(int(np.flatnonzero(allowed)[0]))
+        allowed = looping.allowed()
+        assert allowed is not None and allowed.sum() > 1000
     plain = constrainer.start(turn_format)
     for token in [*prefix, *natural]:
         plain.advance(token)
@@ -417,6 +431,18 @@ def test_a_drift_into_a_second_loop_and_a_repeated_phrase_are_broken(tokenizer: 
     for token in phrase:
         repeated.advance(token)
     assert repeated.banned == set(phrase)
+
+
+def test_closers_are_closing_quotes_in_json_and_tags_in_text(tokenizer: Any) -> None:
+    closers = Closers.of(tokenizer)
+    quote, quote_comma, escaped, tag = tokenizer.convert_tokens_to_ids(['"', '",', '\\"', "</"])
+    assert closers.quote[quote] and closers.quote[quote_comma]
+    assert not closers.quote[escaped] and not closers.quote[tag]
+    assert closers.tag[tag] and not closers.tag[quote]
+    assert closers.ending("<think>the the the") is closers.tag
+    in_call = '<think>plan</think>\n<tool_call>{"name": "x", "arguments": {"q": "a'
+    assert closers.ending(in_call) is closers.quote
+    assert closers.ending("<answer>It is 12 °C in") is closers.tag
 
 
 def test_the_environment_switch_turns_the_default_off_and_typos_are_errors(monkeypatch) -> None:
