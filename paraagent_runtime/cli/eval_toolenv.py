@@ -153,7 +153,11 @@ async def run_eval(
 
 
 def _command_line(**flags: object) -> str:
-    """The ``paraagent eval toolenv`` call with these flags (the ones a summary depends on)."""
+    """The ``paraagent eval toolenv`` call with these flags (the ones a summary depends on).
+
+    Flags left at ``None`` are left out; budgets (turns, tokens) are always written, since a
+    rerun with another default would not reproduce the summary.
+    """
     parts = ["paraagent eval toolenv"]
     parts += [
         f"--{name.replace('_', '-')} {value}" for name, value in flags.items() if value is not None
@@ -289,11 +293,16 @@ def eval_toolenv_command(
                 summary=summary,
                 command=_command_line(
                     policy=policy,
+                    base_url=base_url,
+                    mode=",".join(mode) if mode else None,
                     catalog=catalog,
                     split=split,
                     n_tasks=n_tasks,
                     seed=seed,
                     distractors=distractors,
+                    max_turns=max_turns,
+                    max_tokens=max_tokens,
+                    max_calls_per_turn=max_calls_per_turn,
                     llm_turn_s=llm_turn_s,
                     summary=summary,
                 ),

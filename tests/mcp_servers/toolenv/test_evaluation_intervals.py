@@ -175,6 +175,8 @@ def test_every_split_on_one_page(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     page = stem.with_suffix(".md").read_text()
     assert "--split all" in page and "--summary" in page
+    # Everything the numbers depend on is in the recorded command, budgets included.
+    assert "--mode paraact,react" in page and "--max-turns 12" in page and "--max-tokens" in page
     for split in ("train", "dev", "test-seen", "test-unseen-tools", "test-unseen-categories"):
         assert f"## {split}" in page and (tmp_path / split / "report.json").is_file()
     assert page.count("Example queries:") == 5
