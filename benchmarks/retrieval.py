@@ -687,7 +687,7 @@ def _table(results: dict[str, Any]) -> Table:
         )
     table.add_row(
         "HNSW efSearch: smallest with recall@10 >= 0.99 at depth 10 / configured (timed)",
-        f"{results['hnsw_ef_search_chosen']} / {results.get('hnsw_ef_search_configured', '?')}",
+        f"{results['hnsw_ef_search_chosen']} / {results['hnsw_ef_search_configured']}",
     )
     table.add_row(
         "HNSW recall@10 at search_tools depth", f"{results['hnsw_recall@10_at_service_depth']:.4f}"

@@ -423,8 +423,9 @@ class HybridToolSearch:
         embed = mode is not SearchMode.BM25 or bool(snapshot.providers)
         live = [(query, texts) for query, texts in zip(cleaned, parts, strict=True) if query]
         to_embed = list(dict.fromkeys(t for query, texts in live for t in texts or [query]))
-        found = self.encoder.encode_queries(to_embed) if embed else None
-        vectors = dict(zip(to_embed, found, strict=True)) if found is not None else {}
+        vectors: dict[str, np.ndarray] = {}
+        if embed:
+            vectors = dict(zip(to_embed, self.encoder.encode_queries(to_embed), strict=True))
         wanted: dict[str, np.ndarray | None] = {}
         for query, texts in live:
             wanted.update((text, vectors.get(text)) for text in texts)

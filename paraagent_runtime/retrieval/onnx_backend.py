@@ -348,7 +348,8 @@ def _quantize(source: Path, path: Path) -> None:
     started = time.perf_counter()
     with _written(path, "quantizing the query encoder") as scratch:
         # ORT's quantizer advises pre-processing through the root logger; it is not needed here.
-        logging.disable(logging.WARNING)
+        previous = logging.root.manager.disable
+        logging.disable(max(previous, logging.WARNING))
         try:
             quantize_dynamic(
                 source,
@@ -358,5 +359,5 @@ def _quantize(source: Path, path: Path) -> None:
                 weight_type=QuantType.QInt8,
             )
         finally:
-            logging.disable(logging.NOTSET)
+            logging.disable(previous)
     logger.info("quantized the query encoder to %s in %.1f s", path, time.perf_counter() - started)
