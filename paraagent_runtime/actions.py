@@ -19,6 +19,7 @@ import enum
 import json
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -44,7 +45,9 @@ Phase = Literal["explore", "execute"]
 
 _THINK = re.compile(r"<think>(.*?)(</think>|\Z)", re.DOTALL)
 _PHASE = re.compile(r"<phase>(.*?)</phase>", re.DOTALL)
+_CALL_OPEN, _CALL_CLOSE = "<tool_call>", "</tool_call>"
 _CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|(?=<tool_call>)|\Z)", re.DOTALL)
+_JSON = json.JSONDecoder()
 _ANSWER = re.compile(r"<answer>(.*?)(</answer>|\Z)", re.DOTALL)
 _RESPONSE = re.compile(
     r'<tool_response name="(?P<name>[^"]*)" id="(?P<id>[^"]*)">(?P<body>.*?)</tool_response>',
@@ -113,6 +116,69 @@ def infer_phase(calls: Sequence[ToolCall], meta_tools: Iterable[str] = META_TOOL
         return None
     meta = set(meta_tools)
     return "explore" if all(call.name in meta for call in calls) else "execute"
+
+
+@dataclass(frozen=True)
+class _CallBlock:
+    """One ``<tool_call>`` block of a turn: where it lies, its body, whether it was closed."""
+
+    start: int
+    end: int
+    body: str
+    closed: bool
+
+
+def _call_blocks(text: str) -> list[_CallBlock]:
+    """The ``<tool_call>`` blocks of ``text``, in order.
+
+    A block whose body is one JSON value followed by ``</tool_call>`` ends there, whatever its
+    strings hold: a model may write a raw ``</tool_call>`` inside a string value, which a scan
+    for the tag alone would take for the end of the call. Any other body runs to the first
+    ``</tool_call>``, the next ``<tool_call>`` or the end of the text.
+    """
+    blocks: list[_CallBlock] = []
+    start = text.find(_CALL_OPEN)
+    while start != -1:
+        body_start = start + len(_CALL_OPEN)
+        close = _json_body_end(text, body_start)
+        if close is not None:
+            end = close + len(_CALL_CLOSE)
+            blocks.append(_CallBlock(start, end, text[body_start:close], closed=True))
+        else:
+            match = _CALL.match(text, start)
+            assert match is not None  # the pattern matches wherever the opening tag is
+            end = match.end()
+            blocks.append(_CallBlock(start, end, match.group(1), closed=bool(match.group(2))))
+        start = text.find(_CALL_OPEN, end)
+    return blocks
+
+
+def _json_body_end(text: str, position: int) -> int | None:
+    """Where ``</tool_call>`` starts after one JSON value at ``position``, if it follows one."""
+    try:
+        _, after = _JSON.raw_decode(text, _skip_space(text, position))
+    except ValueError:
+        return None
+    after = _skip_space(text, after)
+    return after if text.startswith(_CALL_CLOSE, after) else None
+
+
+def _skip_space(text: str, position: int) -> int:
+    while position < len(text) and text[position].isspace():
+        position += 1
+    return position
+
+
+def _without_calls(text: str, blocks: Sequence[_CallBlock]) -> str:
+    """``text`` with each call block replaced by a space."""
+    pieces: list[str] = []
+    position = 0
+    for block in blocks:
+        pieces.append(text[position : block.start])
+        pieces.append(" ")
+        position = block.end
+    pieces.append(text[position:])
+    return "".join(pieces)
 
 
 def _parse_call_body(
@@ -198,7 +264,8 @@ def parse_turn(
             )
         rest = text[: think_match.start()] + text[think_match.end() :]
 
-    outside = _CALL.sub(" ", rest)
+    blocks = _call_blocks(rest)
+    outside = _without_calls(rest, blocks)
     phase: Phase | None = None
     phases = _PHASE.findall(outside)
     if len(phases) > 1:
@@ -221,9 +288,9 @@ def parse_turn(
             )
 
     calls: list[ToolCall] = []
-    for match in _CALL.finditer(rest):
-        body = match.group(1)
-        if not match.group(2):
+    for block in blocks:
+        body = block.body
+        if not block.closed:
             errors.append(
                 FormatError(
                     kind=FormatErrorKind.TRUNCATED,
@@ -258,8 +325,7 @@ def parse_turn(
         )
         answer = None
 
-    has_call_tags = "<tool_call>" in rest
-    if not calls and answer is None and not has_call_tags and not answer_match:
+    if not calls and answer is None and not blocks and not answer_match:
         bare = _PHASE.sub("", outside).strip()
         errors.append(
             FormatError(
@@ -376,7 +442,8 @@ def turn_from_openai(
             "<tool_call>"
             f"{_dump_json({'name': function.get('name'), 'arguments': arguments})}</tool_call>"
         )
-    text = _CALL.sub("", content or "").strip()
+    content = content or ""
+    text = _without_calls(content, _call_blocks(content)).strip()
     return parse_turn(
         "\n".join([text, *blocks]).strip(), id_prefix=id_prefix, meta_tools=meta_tools
     )

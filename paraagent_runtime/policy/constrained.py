@@ -51,6 +51,7 @@ __all__ = [
     "RELAPSE_WINDOW",
     "STRING_CHARS_PER_TOKEN",
     "TEXT_CHARS_PER_TOKEN",
+    "WRAP_UP_CHARS",
     "Closers",
     "Constrainer",
     "ToolSchema",
@@ -122,42 +123,56 @@ RELAPSE_WINDOW: Final = 8
 """After a loop was broken, a new cycle of at most ``RELAPSE_WINDOW // 2`` tokens counts once
 the last ``RELAPSE_WINDOW`` tokens repeat it: a model that drifts from one loop into the next
 ("9999…2222…4444…") is stopped sooner each time."""
+WRAP_UP_CHARS: Final = 8
+"""In a degenerate turn (a loop was broken, or a string reached its length bound), a string
+value of at least this many characters is closed at the first chance (:class:`TurnConstraint`)."""
+
 _UNESCAPED_QUOTE = re.compile(r'(?<!\\)"')
+
+
+_TEXT_TAGS: Final = ("think", "answer")
 
 
 @dataclass(frozen=True, eq=False)
 class Closers:
-    """Which token ids can end the text a looping turn is stuck in.
+    """What ends the text a looping turn is stuck in.
 
     Inside a JSON string only an unescaped ``"`` ends it (the grammar allows no other); inside
-    ``<think>`` or ``<answer>`` text the closing tag starts with ``<``.
+    ``<think>`` or ``<answer>`` text only its closing tag does, spelled out token by token (a
+    preference for any ``<`` token let a degenerate model write ``</thinker>`` and go on).
 
     Attributes:
         quote: One boolean per token id: its text holds an unescaped ``"``.
-        tag: One boolean per token id: its text holds a ``<``.
+        container: One boolean per token id: its text holds a ``]`` or a ``}``.
+        closing_tags: The token ids of ``</think>`` and ``</answer>``, by tag name.
     """
 
     quote: np.ndarray
-    tag: np.ndarray
+    container: np.ndarray
+    closing_tags: dict[str, tuple[int, ...]]
 
     @classmethod
     def of(cls, tokenizer: PreTrainedTokenizerBase) -> Closers:
-        """The closers of ``tokenizer``'s vocabulary (byte-level tokens keep ``"`` and ``<``)."""
+        """The closers of ``tokenizer``'s vocabulary (byte-level tokens keep ``"`` and ``]``)."""
         import numpy as np
 
         pieces = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
         texts = [piece or "" for piece in pieces]
         quote = np.fromiter((bool(_UNESCAPED_QUOTE.search(t)) for t in texts), bool, len(texts))
-        tag = np.fromiter(("<" in t for t in texts), bool, len(texts))
-        return cls(quote, tag)
+        container = np.fromiter(("]" in t or "}" in t for t in texts), bool, len(texts))
+        closing_tags = {
+            tag: tuple(tokenizer.encode(f"</{tag}>", add_special_tokens=False))
+            for tag in _TEXT_TAGS
+        }
+        return cls(quote, container, closing_tags)
 
-    def ending(self, turn_text: str) -> np.ndarray:
-        """The closers for the end of ``turn_text``: tags in think/answer text, else quotes."""
-        inside_tag = any(
-            turn_text.rfind(f"<{tag}>") > turn_text.rfind(f"</{tag}>")
-            for tag in ("think", "answer")
-        )
-        return self.tag if inside_tag else self.quote
+    @staticmethod
+    def open_text(turn_text: str) -> str | None:
+        """The tag (``think``/``answer``) whose text the end of ``turn_text`` is in, if any."""
+        for tag in _TEXT_TAGS:
+            if turn_text.rfind(f"<{tag}>") > turn_text.rfind(f"</{tag}>"):
+                return tag
+        return None
 
 
 _KEPT_MATCHERS: Final = 64
@@ -345,6 +360,46 @@ def _schema_error(schema: dict[str, Any]) -> str | None:
     return messages[0] if is_error else None
 
 
+class _CallScanner:
+    """Where the text of a turn is inside its ``<tool_call>`` JSON: in a string, how long.
+
+    Fed the turn's text piece by piece; ``bound`` is the string length that marks a degenerate
+    turn (no natural string of the demonstrations or trajectories comes near it).
+    """
+
+    _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
+
+    def __init__(self, bound: int | None) -> None:
+        self.bound = bound
+        self.in_call = False
+        self.in_string = False
+        self.string_chars = 0
+        self.hit_bound = False
+        self._escaped = False
+        self._tail = ""
+
+    def feed(self, text: str) -> None:
+        """Move past ``text``."""
+        for char in text:
+            if self.in_call and self.in_string:
+                if self._escaped or char == "\\":
+                    self._escaped = not self._escaped
+                elif char == '"':
+                    self.in_string = False
+                    continue
+                self.string_chars += 1
+                if self.bound is not None and self.string_chars >= self.bound:
+                    self.hit_bound = True
+                continue
+            self._tail = (self._tail + char)[-len(self._CLOSE) :]
+            if not self.in_call:
+                self.in_call = self._tail.endswith(self._OPEN)
+            elif char == '"':
+                self.in_string, self.string_chars = True, 0
+            elif self._tail.endswith(self._CLOSE):
+                self.in_call = False
+
+
 class TurnConstraint:
     """One turn's grammar state while it is generated: which tokens may come next.
 
@@ -357,14 +412,21 @@ class TurnConstraint:
     do not loop are decoded exactly as before.
 
     With ``closers``, the token right after a loop is also one that ends the text the loop is
-    in (a ``"`` in a JSON string, a ``<`` in ``<think>``/``<answer>`` text) when the grammar
-    allows one: banning the loop alone let a small model drift into the next loop.
+    in when the grammar allows one (a ``"`` in a JSON string; in ``<think>``/``<answer>`` text
+    the closing tag, token by token): banning the loop alone let a small model drift into the
+    next loop. And once a
+    turn is degenerate (a loop was broken, or a string of a call reached ``string_bound``
+    characters) it is wrapped up: string values close after :data:`WRAP_UP_CHARS` characters,
+    arrays and objects close rather than take another item, and the turn ends as soon as it
+    may, each whenever the grammar allows it. Otherwise garbage that never repeats exactly
+    filled one string to its bound and ran out of budget in the next.
 
     Args:
         matcher: the llguidance matcher of the turn's grammar.
         vocab_size: the number of token ids the tokenizer has.
         end_ids: the token ids that end a turn.
         closers: the tokenizer's :class:`Closers` and a function decoding token ids to text.
+        string_bound: the length bound of the grammar's unbounded strings, if it has one.
     """
 
     def __init__(
@@ -373,6 +435,7 @@ class TurnConstraint:
         vocab_size: int,
         end_ids: Sequence[int],
         closers: tuple[Closers, Callable[[list[int]], str]] | None = None,
+        string_bound: int | None = None,
     ) -> None:
         from llguidance.numpy import allocate_token_bitmask
 
@@ -387,6 +450,9 @@ class TurnConstraint:
         self._closers = closers
         self._turn: list[int] = []
         self._closing: np.ndarray | None = None
+        self._forced: deque[int] = deque()
+        """The rest of a closing tag being spelled out after a loop in think/answer text."""
+        self._scanner = _CallScanner(string_bound)
 
     def allowed(self) -> np.ndarray | None:
         """Which token ids may come next (booleans, one per tokenizer id); ``None`` when inactive.
@@ -402,16 +468,46 @@ class TurnConstraint:
         fill_next_token_bitmask(self._matcher, self._bitmask, 0)
         bits = np.unpackbits(self._bitmask.view(np.uint8), bitorder="little")
         allowed = bits[: self._vocab_size].astype(bool)
+        if self._forced:
+            if allowed[self._forced[0]]:
+                only = np.zeros_like(allowed)
+                only[self._forced[0]] = True
+                return only
+            self._forced.clear()
         if self.banned:
             banned = np.fromiter(self.banned, dtype=np.int64)
             banned = banned[banned < len(allowed)]
             if int(allowed.sum()) > int(allowed[banned].sum()):
                 allowed[banned] = False
-        if self._closing is not None:
-            closing = allowed & self._closing[: len(allowed)]
-            if closing.any():
-                allowed = closing
+        for preferred in self._preferred():
+            chosen = allowed & preferred[: len(allowed)]
+            if chosen.any():
+                return chosen
         return allowed
+
+    @property
+    def degenerate(self) -> bool:
+        """Whether this turn broke a loop or filled a string to its bound."""
+        return bool(self.banned) or self._scanner.hit_bound
+
+    def _preferred(self) -> list[np.ndarray]:
+        """Token sets to choose from first, in order, when the grammar allows one of them."""
+        import numpy as np
+
+        if self._closing is not None:
+            return [self._closing]
+        if self._closers is None or not self.degenerate:
+            return []
+        closers, _ = self._closers
+        ends = np.zeros(len(closers.quote), dtype=bool)
+        ends[[i for i in self._end_ids if i < len(ends)]] = True
+        scanner = self._scanner
+        if scanner.in_call and scanner.in_string:
+            if scanner.string_chars < WRAP_UP_CHARS:
+                return []
+            # '"]' before '",': a closing quote that also closes the array or object.
+            return [closers.quote & closers.container, closers.quote]
+        return [ends, closers.container] if scanner.in_call else [ends]
 
     def mask(self, scores: np.ndarray) -> np.ndarray:
         """``scores`` (one row of logits or log-probs) with the disallowed tokens at ``-inf``.
@@ -446,15 +542,25 @@ class TurnConstraint:
             self.active = False
         else:
             self._closing = None
+            if self._forced and self._forced[0] == token:
+                self._forced.popleft()
+            else:
+                self._forced.clear()
             self._turn.append(token)
             self._recent.append(token)
+            if self._closers is not None:
+                self._scanner.feed(self._closers[1]([token]))
             cycle = _loop_cycle(list(self._recent), relapse=bool(self.banned))
             if cycle:
                 logger.debug("constrained decoding: a loop of %s broken", cycle)
                 self.banned.update(cycle)
                 if self._closers is not None:
                     closers, decode = self._closers
-                    self._closing = closers.ending(decode(self._turn))
+                    tag = closers.open_text(decode(self._turn))
+                    if tag is None:
+                        self._closing = closers.quote
+                    else:
+                        self._forced = deque(closers.closing_tags[tag])
 
 
 def _loop_cycle(recent: list[int], *, relapse: bool = False) -> set[int]:
@@ -523,9 +629,11 @@ class Constrainer:
             self._matchers[key] = matcher
             while len(self._matchers) > _KEPT_MATCHERS:
                 self._matchers.popitem(last=False)
+        budget = turn_format.max_tokens
         return TurnConstraint(
             matcher.deep_copy(),
             self.vocab_size,
             self._end_ids,
             closers=(self._closers, self.tokenizer.decode),
+            string_bound=STRING_CHARS_PER_TOKEN * budget if budget else None,
         )

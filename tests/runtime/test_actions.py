@@ -183,6 +183,28 @@ def test_string_argument_cannot_close_the_tag() -> None:
     assert parsed.valid and parsed.calls == turn.calls
 
 
+def test_raw_tags_inside_a_json_string_stay_in_the_string() -> None:
+    text = (
+        "<phase>execute</phase>"
+        '<tool_call>{"name": "mail", "arguments": {"to": "a</tool_call><tool_call>x<answer>"}}'
+        "</tool_call>\n"
+        '<tool_call>{"name": "b", "arguments": {}}</tool_call>'
+    )
+    turn = parse_turn(text, strict=True)
+    assert turn.valid, turn.errors
+    assert [call.name for call in turn.calls] == ["mail", "b"]
+    assert turn.calls[0].arguments == {"to": "a</tool_call><tool_call>x<answer>"}
+
+
+def test_a_body_that_is_not_json_still_ends_at_the_first_closing_tag() -> None:
+    turn = parse_turn(
+        '<tool_call>{"name": "a", "arguments": {"q": "x</tool_call>'
+        '<tool_call>{"name": "b", "arguments": {}}</tool_call>'
+    )
+    assert FormatErrorKind.MALFORMED_JSON in kinds(turn)
+    assert [call.name for call in turn.calls] == ["b"]
+
+
 def test_observations_round_trip_in_order() -> None:
     results = [
         ToolResult(call_id="t0_0", name="w__f", content={"temp": 21.5}),

@@ -23,6 +23,7 @@ from paraagent_runtime.policy.constrained import (
     RELAPSE_WINDOW,
     STRING_CHARS_PER_TOKEN,
     TEXT_CHARS_PER_TOKEN,
+    WRAP_UP_CHARS,
     Closers,
     Constrainer,
     ToolSchema,
@@ -392,12 +393,17 @@ def test_only_a_loop_changes_what_is_allowed(tokenizer: Any) -> None:
         allowed = looping.allowed()
         assert allowed is not None
         assert looping.banned == banned and not allowed[sorted(banned)].any()
-        # The token after the loop ends the think text it is in: it starts the closing tag.
-        closers = tokenizer.convert_ids_to_tokens(np.flatnonzero(allowed).tolist())
-        assert closers and all("<" in piece for piece in closers)
-        looping.advance(int(np.flatnonzero(allowed)[0]))
-        allowed = looping.allowed()
-        assert allowed is not None and allowed.sum() > 1000
+        # The tokens after the loop end the think text it is in: its closing tag, spelled out.
+        closing: list[int] = []
+        while allowed is not None and allowed.sum() == 1:
+            closing.append(int(np.flatnonzero(allowed)[0]))
+            looping.advance(closing[-1])
+            allowed = looping.allowed()
+        assert tokenizer.decode(closing) == "</think>"
+        # Then the turn goes on to its action, as after any think text.
+        assert allowed is not None
+        after = tokenizer.convert_ids_to_tokens(np.flatnonzero(allowed).tolist())
+        assert set(after) == {"<", "Ċ"}
     plain = constrainer.start(turn_format)
     for token in [*prefix, *natural]:
         plain.advance(token)
@@ -433,16 +439,62 @@ def test_a_drift_into_a_second_loop_and_a_repeated_phrase_are_broken(tokenizer: 
     assert repeated.banned == set(phrase)
 
 
+def test_a_turn_that_fills_a_string_with_garbage_is_wrapped_up(tokenizer: Any) -> None:
+    """A "model" writing words that never repeat, and another item whenever it may."""
+    import numpy as np
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "to": {"type": "array", "items": {"type": "string"}},
+            "subject": {"type": "string"},
+        },
+        "required": ["to", "subject"],
+    }
+    tools = (ToolSchema(name="send", parameters=schema),)
+    turn_format = TurnFormat(tools=tools, max_tokens=48)
+    constraint = Constrainer(tokenizer, [tokenizer.eos_token_id]).start(turn_format)
+    ids = tokenizer.encode(
+        '<phase>execute</phase>\n<tool_call>{"name": "send", "arguments": {"to": ["'
+    )
+    for token in ids:
+        constraint.advance(token)
+    pieces = tokenizer.convert_ids_to_tokens(list(range(2000, 12000)))
+    words = [2000 + i for i, piece in enumerate(pieces) if piece.isalpha() and len(piece) > 3]
+    letters = tokenizer.convert_tokens_to_ids(list("abcdefghijklmnopqrstuvwxyz"))
+    another = tokenizer.convert_tokens_to_ids(['",', 'Ġ"', ","])
+    assert not constraint.degenerate
+    while constraint.active:
+        allowed = constraint.allowed()
+        assert allowed is not None and len(ids) < 160
+        token = next(
+            (t for t in [*words, *letters, *another] if allowed[t]),
+            int(np.flatnonzero(allowed)[0]),
+        )
+        if token in words:
+            words.remove(token)
+        ids.append(token)
+        constraint.advance(token)
+    assert constraint.degenerate and not constraint.banned
+    turn = parse_turn(tokenizer.decode(ids[:-1]), strict=True)
+    assert turn.valid, tokenizer.decode(ids)
+    (recipient,) = turn.calls[0].arguments["to"]
+    assert len(recipient) == STRING_CHARS_PER_TOKEN * 48
+    # The next string closes once it holds WRAP_UP_CHARS characters (one word may overshoot).
+    assert WRAP_UP_CHARS <= len(turn.calls[0].arguments["subject"]) <= WRAP_UP_CHARS + 16
+
+
 def test_closers_are_closing_quotes_in_json_and_tags_in_text(tokenizer: Any) -> None:
     closers = Closers.of(tokenizer)
     quote, quote_comma, escaped, tag = tokenizer.convert_tokens_to_ids(['"', '",', '\\"', "</"])
     assert closers.quote[quote] and closers.quote[quote_comma]
     assert not closers.quote[escaped] and not closers.quote[tag]
-    assert closers.tag[tag] and not closers.tag[quote]
-    assert closers.ending("<think>the the the") is closers.tag
+    assert tokenizer.decode(closers.closing_tags["think"]) == "</think>"
+    assert tokenizer.decode(closers.closing_tags["answer"]) == "</answer>"
+    assert closers.open_text("<think>the the the") == "think"
     in_call = '<think>plan</think>\n<tool_call>{"name": "x", "arguments": {"q": "a'
-    assert closers.ending(in_call) is closers.quote
-    assert closers.ending("<answer>It is 12 °C in") is closers.tag
+    assert closers.open_text(in_call) is None
+    assert closers.open_text("<think>plan</think><answer>It is 12 °C in") == "answer"
 
 
 def test_the_environment_switch_turns_the_default_off_and_typos_are_errors(monkeypatch) -> None:

@@ -87,21 +87,26 @@ def check_ended_or_in_free_text(completion: Completion, fmt: TurnFormat) -> bool
     Returns whether the turn ended in calls.
     """
     if completion.finish_reason == "stop":
-        check_valid_turn(completion.text, fmt)
-        return True
+        return check_valid_turn(completion.text, fmt)
     assert FREE_TEXT.match(completion.text), completion.text
     return False
 
 
-def check_valid_turn(text: str, fmt: TurnFormat) -> None:
-    """``text`` parses strictly; every call names a tool of ``fmt`` with valid arguments."""
+def check_valid_turn(text: str, fmt: TurnFormat) -> bool:
+    """``text`` parses strictly and answers, or each call names a tool of ``fmt`` validly.
+
+    Returns whether it calls.
+    """
     turn = parse_turn(text, strict=True)
     assert turn.valid, (text, turn.errors)
+    if turn.is_final:
+        return False
     assert 1 <= len(turn.calls) <= (1 if fmt.mode == "react" else fmt.max_calls)
     assert (turn.phase is None or turn.phase_inferred) if fmt.mode == "react" else turn.phase
     schemas = {tool.name: tool.parameters for tool in fmt.tools}
     for call in turn.calls:
         jsonschema.validate(call.arguments, schemas[call.name])
+    return True
 
 
 @pytest.fixture(scope="module")
