@@ -144,7 +144,8 @@ class Closers:
     Attributes:
         quote: One boolean per token id: its text holds an unescaped ``"``.
         container: One boolean per token id: its text holds a ``]`` or a ``}``.
-        closing_tags: The token ids of ``</think>`` and ``</answer>``, by tag name.
+        closing_tags: The token ids of ``</think>``, ``</answer>`` and ``</tool_call>``, by tag
+            name.
     """
 
     quote: np.ndarray
@@ -162,7 +163,7 @@ class Closers:
         container = np.fromiter(("]" in t or "}" in t for t in texts), bool, len(texts))
         closing_tags = {
             tag: tuple(tokenizer.encode(f"</{tag}>", add_special_tokens=False))
-            for tag in _TEXT_TAGS
+            for tag in (*_TEXT_TAGS, "tool_call")
         }
         return cls(quote, container, closing_tags)
 
@@ -375,11 +376,13 @@ class _CallScanner:
         self.in_string = False
         self.string_chars = 0
         self.hit_bound = False
+        self._depth = 0
         self._escaped = False
         self._tail = ""
 
-    def feed(self, text: str) -> None:
-        """Move past ``text``."""
+    def feed(self, text: str) -> bool:
+        """Move past ``text``; returns whether it closed a call's JSON (its outermost bracket)."""
+        closed = False
         for char in text:
             if self.in_call and self.in_string:
                 if self._escaped or char == "\\":
@@ -396,8 +399,14 @@ class _CallScanner:
                 self.in_call = self._tail.endswith(self._OPEN)
             elif char == '"':
                 self.in_string, self.string_chars = True, 0
+            elif char in "{[":
+                self._depth += 1
+            elif char in "}]":
+                self._depth -= 1
+                closed = closed or self._depth == 0
             elif self._tail.endswith(self._CLOSE):
-                self.in_call = False
+                self.in_call, self._depth = False, 0
+        return closed
 
 
 class TurnConstraint:
@@ -417,8 +426,9 @@ class TurnConstraint:
     next loop. And once a
     turn is degenerate (a loop was broken, or a string of a call reached ``string_bound``
     characters) it is wrapped up: string values close after :data:`WRAP_UP_CHARS` characters,
-    arrays and objects close rather than take another item, and the turn ends as soon as it
-    may, each whenever the grammar allows it. Otherwise garbage that never repeats exactly
+    arrays and objects close rather than take another item, a call whose JSON closed gets its
+    ``</tool_call>`` spelled out, and the turn ends as soon as it may, each whenever the grammar
+    allows it. Otherwise garbage that never repeats exactly
     filled one string to its bound and ran out of budget in the next.
 
     Args:
@@ -549,7 +559,10 @@ class TurnConstraint:
             self._turn.append(token)
             self._recent.append(token)
             if self._closers is not None:
-                self._scanner.feed(self._closers[1]([token]))
+                closed_call = self._scanner.feed(self._closers[1]([token]))
+                if closed_call and self.degenerate:
+                    # Otherwise a "><" token closed the call and opened another.
+                    self._forced = deque(self._closers[0].closing_tags["tool_call"])
             cycle = _loop_cycle(list(self._recent), relapse=bool(self.banned))
             if cycle:
                 logger.debug("constrained decoding: a loop of %s broken", cycle)

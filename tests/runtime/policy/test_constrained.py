@@ -462,7 +462,8 @@ def test_a_turn_that_fills_a_string_with_garbage_is_wrapped_up(tokenizer: Any) -
     pieces = tokenizer.convert_ids_to_tokens(list(range(2000, 12000)))
     words = [2000 + i for i, piece in enumerate(pieces) if piece.isalpha() and len(piece) > 3]
     letters = tokenizer.convert_tokens_to_ids(list("abcdefghijklmnopqrstuvwxyz"))
-    another = tokenizer.convert_tokens_to_ids(['",', 'Ġ"', ","])
+    # "><" would close this call and open the next one in a single token.
+    another = tokenizer.convert_tokens_to_ids(['",', 'Ġ"', ",", "><"])
     assert not constraint.degenerate
     while constraint.active:
         allowed = constraint.allowed()
@@ -476,8 +477,11 @@ def test_a_turn_that_fills_a_string_with_garbage_is_wrapped_up(tokenizer: Any) -
         ids.append(token)
         constraint.advance(token)
     assert constraint.degenerate and not constraint.banned
-    turn = parse_turn(tokenizer.decode(ids[:-1]), strict=True)
+    text = tokenizer.decode(ids[:-1])
+    turn = parse_turn(text, strict=True)
     assert turn.valid, tokenizer.decode(ids)
+    # Once the call's JSON closed, its closing tag was spelled out and the turn ended.
+    assert len(turn.calls) == 1 and text.endswith("}}</tool_call>")
     (recipient,) = turn.calls[0].arguments["to"]
     assert len(recipient) == STRING_CHARS_PER_TOKEN * 48
     # The next string closes once it holds WRAP_UP_CHARS characters (one word may overshoot).
