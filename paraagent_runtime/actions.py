@@ -7,10 +7,11 @@ One assistant turn looks like::
     <tool_call>{"name": "search_tools", "arguments": {"query": "flight status"}}</tool_call>
     <tool_call>{"name": "search_tools", "arguments": {"query": "airport weather"}}</tool_call>
 
-or ends the episode with ``<answer>…</answer>``. :func:`parse_turn` never raises on model text:
-every problem becomes a :class:`FormatError` on the returned turn. In lenient mode (serving) the
-parser salvages what it can; in strict mode (training) the same problems are reported and nothing
-is guessed, so rewards can score them.
+or ends the episode with ``<answer>…</answer>``. A call's JSON is read before its closing tag is
+looked for, so a string value may hold any text, tags included. :func:`parse_turn` never raises
+on model text: every problem becomes a :class:`FormatError` on the returned turn. In lenient
+mode (serving) the parser salvages what it can; in strict mode (training) the same problems are
+reported and nothing is guessed, so rewards can score them.
 """
 
 from __future__ import annotations
