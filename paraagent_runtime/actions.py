@@ -158,7 +158,7 @@ def _json_body_end(text: str, position: int) -> int | None:
     """Where ``</tool_call>`` starts after one JSON value at ``position``, if it follows one."""
     try:
         _, after = _JSON.raw_decode(text, _skip_space(text, position))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     after = _skip_space(text, after)
     return after if text.startswith(_CALL_CLOSE, after) else None
@@ -188,7 +188,7 @@ def _parse_call_body(
     """Parse one ``<tool_call>`` body; a JSON list of call objects is accepted too."""
     try:
         payload = json.loads(body)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         error = FormatError(
             kind=FormatErrorKind.MALFORMED_JSON,
             message=f"tool call #{index + 1} is not valid JSON: {exc}",
@@ -213,7 +213,7 @@ def _parse_call_body(
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
         if arguments is None:
             arguments = {}
@@ -406,7 +406,7 @@ def parse_observations(text: str) -> list[Observation]:
         body = match.group("body")
         try:
             content = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             content = body
         observations.append(
             Observation(name=match.group("name"), id=match.group("id"), content=content)
@@ -436,7 +436,7 @@ def turn_from_openai(
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
-            except ValueError:
+            except (ValueError, RecursionError):
                 blocks.append(f"<tool_call>{arguments}</tool_call>")
                 continue
         blocks.append(

@@ -196,6 +196,18 @@ def test_raw_tags_inside_a_json_string_stay_in_the_string() -> None:
     assert turn.calls[0].arguments == {"to": "a</tool_call><tool_call>x<answer>"}
 
 
+def test_json_nested_past_the_recursion_limit_is_a_format_error() -> None:
+    deep = "[" * 100_000
+    turn = parse_turn(f"<tool_call>{deep}</tool_call>")
+    assert kinds(turn) == {FormatErrorKind.MALFORMED_JSON} and turn.calls == []
+    in_a_string = parse_turn(
+        "<tool_call>" + json.dumps({"name": "a", "arguments": deep}) + "</tool_call>"
+    )
+    assert kinds(in_a_string) == {FormatErrorKind.BAD_ARGUMENTS}
+    structured = turn_from_openai("", [{"function": {"name": "a", "arguments": deep}}])
+    assert kinds(structured) == {FormatErrorKind.MALFORMED_JSON}
+
+
 def test_a_body_that_is_not_json_still_ends_at_the_first_closing_tag() -> None:
     turn = parse_turn(
         '<tool_call>{"name": "a", "arguments": {"q": "x</tool_call>'
