@@ -128,8 +128,6 @@ WRAP_UP_CHARS: Final = 8
 value of at least this many characters is closed at the first chance (:class:`TurnConstraint`)."""
 
 _UNESCAPED_QUOTE = re.compile(r'(?<!\\)"')
-
-
 _TEXT_TAGS: Final = ("think", "answer")
 
 
@@ -423,12 +421,11 @@ class TurnConstraint:
     With ``closers``, the token right after a loop is also one that ends the text the loop is
     in when the grammar allows one (a ``"`` in a JSON string; in ``<think>``/``<answer>`` text
     the closing tag, token by token): banning the loop alone let a small model drift into the
-    next loop. And once a
-    turn is degenerate (a loop was broken, or a string of a call reached ``string_bound``
-    characters) it is wrapped up: string values close after :data:`WRAP_UP_CHARS` characters,
-    arrays and objects close rather than take another item, a call whose JSON closed gets its
-    ``</tool_call>`` spelled out, and the turn ends as soon as it may, each whenever the grammar
-    allows it. Otherwise garbage that never repeats exactly
+    next loop. And once a turn is degenerate (a loop was broken, or a string of a call reached
+    ``string_bound`` characters) it is wrapped up: string values close after
+    :data:`WRAP_UP_CHARS` characters, arrays and objects close rather than take another item, a
+    call whose JSON closed gets its ``</tool_call>`` spelled out, and the turn ends as soon as
+    it may, each whenever the grammar allows it. Otherwise garbage that never repeats exactly
     filled one string to its bound and ran out of budget in the next.
 
     Args:
@@ -461,7 +458,8 @@ class TurnConstraint:
         self._turn: list[int] = []
         self._closing: np.ndarray | None = None
         self._forced: deque[int] = deque()
-        """The rest of a closing tag being spelled out after a loop in think/answer text."""
+        """The rest of a closing tag being spelled out (after a loop in think/answer text, or a
+        degenerate call's JSON)."""
         self._scanner = _CallScanner(string_bound)
 
     def allowed(self) -> np.ndarray | None:
