@@ -119,14 +119,22 @@ def infer_phase(calls: Sequence[ToolCall], meta_tools: Iterable[str] = META_TOOL
     return "explore" if all(call.name in meta for call in calls) else "execute"
 
 
+_NOT_READ: Any = object()
+
+
 @dataclass(frozen=True)
 class _CallBlock:
-    """One ``<tool_call>`` block of a turn: where it lies, its body, whether it was closed."""
+    """One ``<tool_call>`` block of a turn: where it lies, its body, whether it was closed.
+
+    ``payload`` is the body's JSON value when the block was found by reading it
+    (:func:`_call_blocks`), else ``_NOT_READ``.
+    """
 
     start: int
     end: int
     body: str
     closed: bool
+    payload: Any = _NOT_READ
 
 
 def _call_blocks(text: str) -> list[_CallBlock]:
@@ -141,10 +149,11 @@ def _call_blocks(text: str) -> list[_CallBlock]:
     start = text.find(_CALL_OPEN)
     while start != -1:
         body_start = start + len(_CALL_OPEN)
-        close = _json_body_end(text, body_start)
-        if close is not None:
+        read = _read_json_body(text, body_start)
+        if read is not None:
+            payload, close = read
             end = close + len(_CALL_CLOSE)
-            blocks.append(_CallBlock(start, end, text[body_start:close], closed=True))
+            blocks.append(_CallBlock(start, end, text[body_start:close], True, payload))
         else:
             match = _CALL.match(text, start)
             assert match is not None  # the pattern matches wherever the opening tag is
@@ -154,14 +163,17 @@ def _call_blocks(text: str) -> list[_CallBlock]:
     return blocks
 
 
-def _json_body_end(text: str, position: int) -> int | None:
-    """Where ``</tool_call>`` starts after one JSON value at ``position``, if it follows one."""
+def _read_json_body(text: str, position: int) -> tuple[Any, int] | None:
+    """The JSON value at ``position`` and where the ``</tool_call>`` right after it starts.
+
+    ``None`` when no JSON value starts there or no closing tag follows it.
+    """
     try:
-        _, after = _JSON.raw_decode(text, _skip_space(text, position))
+        payload, after = _JSON.raw_decode(text, _skip_space(text, position))
     except (ValueError, RecursionError):
         return None
     after = _skip_space(text, after)
-    return after if text.startswith(_CALL_CLOSE, after) else None
+    return (payload, after) if text.startswith(_CALL_CLOSE, after) else None
 
 
 def _skip_space(text: str, position: int) -> int:
@@ -183,18 +195,21 @@ def _without_calls(text: str, blocks: Sequence[_CallBlock]) -> str:
 
 
 def _parse_call_body(
-    body: str, index: int, id_prefix: str
+    block: _CallBlock, index: int, id_prefix: str
 ) -> tuple[list[ToolCall], list[FormatError]]:
     """Parse one ``<tool_call>`` body; a JSON list of call objects is accepted too."""
-    try:
-        payload = json.loads(body)
-    except (ValueError, RecursionError) as exc:
-        error = FormatError(
-            kind=FormatErrorKind.MALFORMED_JSON,
-            message=f"tool call #{index + 1} is not valid JSON: {exc}",
-            fragment=_short(body),
-        )
-        return [], [error]
+    body = block.body.strip()
+    payload = block.payload
+    if payload is _NOT_READ:
+        try:
+            payload = json.loads(body)
+        except (ValueError, RecursionError) as exc:
+            error = FormatError(
+                kind=FormatErrorKind.MALFORMED_JSON,
+                message=f"tool call #{index + 1} is not valid JSON: {exc}",
+                fragment=_short(body),
+            )
+            return [], [error]
     items = payload if isinstance(payload, list) else [payload]
     calls: list[ToolCall] = []
     errors: list[FormatError] = []
@@ -290,18 +305,17 @@ def parse_turn(
 
     calls: list[ToolCall] = []
     for block in blocks:
-        body = block.body
         if not block.closed:
             errors.append(
                 FormatError(
                     kind=FormatErrorKind.TRUNCATED,
                     message=f"tool call #{len(calls) + 1} is never closed",
-                    fragment=_short(body),
+                    fragment=_short(block.body),
                 )
             )
             if strict:
                 continue
-        parsed, call_errors = _parse_call_body(body.strip(), len(calls), id_prefix)
+        parsed, call_errors = _parse_call_body(block, len(calls), id_prefix)
         calls.extend(parsed)
         errors.extend(call_errors)
 

@@ -461,6 +461,8 @@ class TurnConstraint:
         """The rest of a closing tag being spelled out (after a loop in think/answer text, or a
         degenerate call's JSON)."""
         self._scanner = _CallScanner(string_bound)
+        self._ends: np.ndarray | None = None
+        """The end tokens as a mask over the vocabulary (made when a turn is first wrapped up)."""
 
     def allowed(self) -> np.ndarray | None:
         """Which token ids may come next (booleans, one per tokenizer id); ``None`` when inactive.
@@ -507,15 +509,16 @@ class TurnConstraint:
         if self._closers is None or not self.degenerate:
             return []
         closers, _ = self._closers
-        ends = np.zeros(len(closers.quote), dtype=bool)
-        ends[[i for i in self._end_ids if i < len(ends)]] = True
+        if self._ends is None:
+            self._ends = np.zeros(len(closers.quote), dtype=bool)
+            self._ends[[i for i in self._end_ids if i < len(self._ends)]] = True
         scanner = self._scanner
         if scanner.in_call and scanner.in_string:
             if scanner.string_chars < WRAP_UP_CHARS:
                 return []
             # '"]' before '",': a closing quote that also closes the array or object.
             return [closers.quote & closers.container, closers.quote]
-        return [ends, closers.container] if scanner.in_call else [ends]
+        return [self._ends, closers.container] if scanner.in_call else [self._ends]
 
     def mask(self, scores: np.ndarray) -> np.ndarray:
         """``scores`` (one row of logits or log-probs) with the disallowed tokens at ``-inf``.
