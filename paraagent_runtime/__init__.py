@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     )
     from .meta import INSPECT_TOOL, META_TOOLS, SEARCH_TOOLS
     from .modes import (
+        DEFAULT_MAX_REPEATED_TURNS,
         DEFAULT_MAX_TURNS,
         DEFAULT_MODE,
         DEFAULT_TURN_TOKENS,
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     )
     from .naming import model_facing_name, tool_id
     from .policy import Completion, Message, Policy, SamplingParams, policy_from_spec
+    from .repetition import RepeatCounter
     from .search import ToolSearch
     from .sources import FunctionTool, FunctionToolSource, ToolSource
     from .tasks import (
@@ -78,6 +80,7 @@ if TYPE_CHECKING:
     from .trajectory import Episode, TrajectoryWriter, TurnRecord, read_episodes
 
 __all__ = [
+    "DEFAULT_MAX_REPEATED_TURNS",
     "DEFAULT_MAX_TURNS",
     "DEFAULT_MODE",
     "DEFAULT_TURN_TOKENS",
@@ -116,6 +119,7 @@ __all__ = [
     "PhaseEvent",
     "PinnedResponse",
     "Policy",
+    "RepeatCounter",
     "RunError",
     "SamplingParams",
     "Task",
@@ -176,6 +180,7 @@ _WHERE: dict[str, str] = {
     "INSPECT_TOOL": "meta",
     "META_TOOLS": "meta",
     "SEARCH_TOOLS": "meta",
+    "DEFAULT_MAX_REPEATED_TURNS": "modes",
     "DEFAULT_MAX_TURNS": "modes",
     "DEFAULT_TURN_TOKENS": "modes",
     "DEFAULT_MODE": "modes",
@@ -189,6 +194,7 @@ _WHERE: dict[str, str] = {
     "Policy": "policy",
     "SamplingParams": "policy",
     "policy_from_spec": "policy",
+    "RepeatCounter": "repetition",
     "ToolSearch": "search",
     "FunctionTool": "sources",
     "FunctionToolSource": "sources",

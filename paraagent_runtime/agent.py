@@ -40,10 +40,11 @@ from .events import (
     TurnFinished,
     TurnStarted,
 )
-from .modes import DEFAULT_MAX_TURNS, DEFAULT_MODE, MODES, AgentMode
+from .modes import DEFAULT_MAX_REPEATED_TURNS, DEFAULT_MAX_TURNS, DEFAULT_MODE, MODES, AgentMode
 from .policy.base import Completion, Message, Policy, SamplingParams
 from .policy.constrained import ToolSchema, TurnFormat
 from .prompts import system_prompt
+from .repetition import RepeatCounter
 from .tools import ToolCall, ToolErrorKind, ToolResult
 from .toolspace import ToolSession, Toolspace
 from .trajectory import Episode, EpisodeSink, TurnRecord
@@ -63,6 +64,9 @@ class AgentConfig:
         mode: ``paraact`` (default), ``react`` (one call per turn) or ``decoupled`` (explore,
             then execute, never back).
         max_turns: turns before the episode ends with status ``max_turns``.
+        max_repeated_turns: consecutive turns with the same calls (names and arguments) and the
+            same results after which the episode ends with status ``repeating``; 0 never stops
+            (e.g. for a tool polled until its answer changes).
         dispatch: per-call timeout, concurrency limits, K_max, truncation (react forces K_max=1).
         sampling: decoding settings passed to the policy.
         strict: parse turns strictly (training) instead of salvaging (serving).
@@ -72,6 +76,7 @@ class AgentConfig:
 
     mode: AgentMode = DEFAULT_MODE
     max_turns: int = DEFAULT_MAX_TURNS
+    max_repeated_turns: int = DEFAULT_MAX_REPEATED_TURNS
     dispatch: DispatchConfig = field(default_factory=DispatchConfig)
     sampling: SamplingParams = field(default_factory=SamplingParams)
     strict: bool = False
@@ -85,6 +90,11 @@ class AgentConfig:
             )
         if self.max_turns < 1:
             raise ConfigError(f"max_turns: must be at least 1, got {self.max_turns}")
+        if self.max_repeated_turns == 1 or self.max_repeated_turns < 0:
+            raise ConfigError(
+                "max_repeated_turns: must be 0 (never stop) or at least 2, "
+                f"got {self.max_repeated_turns}"
+            )
 
 
 class Agent:
@@ -195,6 +205,7 @@ class Agent:
         ]
         episode.messages = messages
         executed = False
+        repeats = RepeatCounter()
         for index in range(config.max_turns):
             await emit(TurnStarted(turn=index))
             completion, model_latency = await self._complete(index, messages, session, emit)
@@ -230,11 +241,13 @@ class Agent:
                 return
             if turn.calls:
                 started = time.perf_counter()
-                record.results = await self._execute(index, turn, session, executed, emit)
+                await self._execute(record, turn, session, executed, emit)
                 record.tools_latency_s = time.perf_counter() - started
                 executed = executed or infer_phase(turn.calls) == "execute"
                 record.observation = render_observations(record.results)
+                repeats.add(turn.calls, record.results)
             else:
+                repeats.reset()
                 record.observation = render_observations([self._format_feedback(turn, index)])
             messages.append(Message(role="tool", content=record.observation))
             await emit(
@@ -246,6 +259,15 @@ class Agent:
                     tools_latency_s=record.tools_latency_s,
                 )
             )
+            if config.max_repeated_turns and repeats.streak >= config.max_repeated_turns:
+                logger.info(
+                    "episode %s: turns %d-%d repeated the same calls and results",
+                    episode.id,
+                    index - repeats.streak + 1,
+                    index,
+                )
+                episode.status = "repeating"
+                return
         episode.status = "max_turns"
 
     async def _complete(
@@ -283,12 +305,18 @@ class Agent:
 
     async def _execute(
         self,
-        index: int,
+        record: TurnRecord,
         turn: Turn,
         session: ToolSession,
         executed: bool,
         emit: Callable[[AgentEvent], Awaitable[None]],
-    ) -> list[ToolResult]:
+    ) -> None:
+        """Run the turn's calls into ``record.results``, in call order.
+
+        Cancelled mid-turn, the record keeps the results of the calls that finished and a
+        ``cancelled`` error for the others, so the written episode shows how far the turn got.
+        """
+        index = record.index
         refused: dict[str, ToolResult] = {}
         if self.config.mode == "decoupled" and executed:
             for call in turn.calls:
@@ -303,7 +331,10 @@ class Agent:
         async def on_start(call: ToolCall) -> None:
             await emit(CallStarted(turn=index, call=call))
 
+        finished: dict[str, ToolResult] = {}
+
         async def on_finish(result: ToolResult) -> None:
+            finished[result.call_id] = result
             await emit(CallFinished(turn=index, result=result))
 
         async def on_progress(
@@ -322,11 +353,21 @@ class Agent:
 
         for result in refused.values():
             await on_finish(result)
-        results = await self.dispatcher.run_turn(
-            runnable, session, on_start=on_start, on_finish=on_finish, on_progress=on_progress
-        )
+        try:
+            results = await self.dispatcher.run_turn(
+                runnable, session, on_start=on_start, on_finish=on_finish, on_progress=on_progress
+            )
+        except asyncio.CancelledError:
+            record.results = [
+                finished.get(call.id)
+                or ToolResult.failure(
+                    call, ToolErrorKind.CANCELLED, "the episode was cancelled before the call ended"
+                )
+                for call in turn.calls
+            ]
+            raise
         by_id = {result.call_id: result for result in results} | refused
-        return [by_id[call.id] for call in turn.calls]
+        record.results = [by_id[call.id] for call in turn.calls]
 
     def _format_feedback(self, turn: Turn, index: int) -> ToolResult:
         problems = "; ".join(error.message for error in turn.errors) or "no tool call and no answer"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Final, Literal, get_args
 
 __all__ = [
+    "DEFAULT_MAX_REPEATED_TURNS",
     "DEFAULT_MAX_TURNS",
     "DEFAULT_MODE",
     "DEFAULT_TURN_TOKENS",
@@ -34,6 +35,13 @@ The oracle needs at most 11 (react, ``trip_briefing``) on the built-in families,
 oracle evaluation is the same at this budget as at any larger one. Shipped evaluations of the
 135M policy ran at 6 turns (RL configs and ``train eval --max-turns 6``) or 8 (the mode
 comparison); their commands name the budget.
+"""
+
+DEFAULT_MAX_REPEATED_TURNS: Final = 3
+"""Turns in a row with the same calls and the same results that end an episode (``repeating``).
+
+Chosen on dev replays of recorded episodes (``docs/results/repetition_guard.md``): no success
+lost at any limit, and 3 still allows one repeat (a retry answered the same way). 0 never stops.
 """
 
 DEFAULT_TURN_TOKENS: Final = 384

@@ -34,8 +34,13 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-EpisodeStatus = Literal["answered", "max_turns", "error", "cancelled", "interrupted"]
-"""How an episode ended; ``interrupted``: the user stopped the run (Ctrl-C in ``paraagent run``)."""
+EpisodeStatus = Literal["answered", "max_turns", "repeating", "error", "cancelled", "interrupted"]
+"""How an episode ended.
+
+``repeating``: its last turns made the same calls and got the same results
+(:attr:`~paraagent_runtime.AgentConfig.max_repeated_turns`); ``interrupted``: the user stopped
+the run (Ctrl-C in ``paraagent run``).
+"""
 
 
 class TurnRecord(BaseModel):

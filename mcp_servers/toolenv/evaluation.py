@@ -37,6 +37,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from paraagent_runtime import (
+    DEFAULT_MAX_REPEATED_TURNS,
     DEFAULT_MAX_TURNS,
     INSPECT_TOOL,
     META_TOOLS,
@@ -153,6 +154,8 @@ class EvalConfig:
         n: number of tasks.
         seed: task generator seed.
         max_turns: turns before an episode gives up.
+        max_repeated_turns: identical turns in a row (calls and results) that end an episode
+            with status ``repeating``; 0 never stops.
         sampling: decoding settings for model policies.
         latency: the simulated tool latency model.
         llm_turn_s: fixed model time per turn in the simulated wall-clock; None uses the
@@ -172,6 +175,7 @@ class EvalConfig:
     n: int = DEFAULT_EVAL_TASKS
     seed: int = 0
     max_turns: int = DEFAULT_MAX_TURNS
+    max_repeated_turns: int = DEFAULT_MAX_REPEATED_TURNS
     sampling: SamplingParams = field(default_factory=SamplingParams)
     latency: LatencyModel = field(default_factory=lambda: LatencyModel(base_s=0.3, jitter_s=0.4))
     llm_turn_s: float | None = None
@@ -583,6 +587,7 @@ async def evaluate_toolenv(
         agent_config = AgentConfig(
             mode=mode,
             max_turns=config.max_turns,
+            max_repeated_turns=config.max_repeated_turns,
             sampling=config.sampling,
             dispatch=config.dispatch,
         )

@@ -128,6 +128,9 @@ def run(
     base_url: Annotated[str | None, options.base_url()] = None,
     mode: Annotated[options.ModeChoice, options.mode()] = options.DEFAULT_MODE,
     max_turns: Annotated[int, options.max_turns()] = options.DEFAULT_MAX_TURNS,
+    max_repeated_turns: Annotated[
+        int, options.max_repeated_turns()
+    ] = options.DEFAULT_MAX_REPEATED_TURNS,
     max_tokens: Annotated[int, options.max_tokens()] = options.DEFAULT_TURN_TOKENS,
     temperature: Annotated[float, options.temperature()] = 0.0,
     seed: Annotated[int, options.seed("ToolEnv world seed for free-form tasks.")] = 0,
@@ -160,6 +163,7 @@ def run(
         base_url=base_url,
         mode=mode.value,  # type: ignore[arg-type]
         max_turns=max_turns,
+        max_repeated_turns=max_repeated_turns,
         max_tokens=max_tokens,
         temperature=temperature,
         seed=seed,

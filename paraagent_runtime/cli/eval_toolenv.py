@@ -45,6 +45,7 @@ async def run_eval(
     max_tokens: int,
     llm_turn_s: float | None,
     console: Console,
+    max_repeated_turns: int = options.DEFAULT_MAX_REPEATED_TURNS,
     catalog: str = "builtin",
     distractors: int = 48,
     concurrency: int = 1,
@@ -89,6 +90,7 @@ async def run_eval(
             n=n,
             seed=seed,
             max_turns=max_turns,
+            max_repeated_turns=max_repeated_turns,
             sampling=SamplingParams(max_tokens=max_tokens, temperature=0.0, seed=seed),
             llm_turn_s=llm_turn_s,
             out=out / name if len(splits) > 1 else out,
@@ -226,6 +228,9 @@ def eval_toolenv_command(
         options.out("Output directory (report.md/json/png, trajectories; default runs/…)."),
     ] = None,
     max_turns: Annotated[int, options.max_turns()] = options.DEFAULT_MAX_TURNS,
+    max_repeated_turns: Annotated[
+        int, options.max_repeated_turns()
+    ] = options.DEFAULT_MAX_REPEATED_TURNS,
     max_tokens: Annotated[int, options.max_tokens()] = options.DEFAULT_TURN_TOKENS,
     llm_turn_s: Annotated[
         float | None,
@@ -281,6 +286,7 @@ def eval_toolenv_command(
                 seed=seed,
                 out=directory,
                 max_turns=max_turns,
+                max_repeated_turns=max_repeated_turns,
                 max_tokens=max_tokens,
                 llm_turn_s=llm_turn_s,
                 console=console,
@@ -301,6 +307,7 @@ def eval_toolenv_command(
                     seed=seed,
                     distractors=distractors,
                     max_turns=max_turns,
+                    max_repeated_turns=max_repeated_turns,
                     max_tokens=max_tokens,
                     max_calls_per_turn=max_calls_per_turn,
                     llm_turn_s=llm_turn_s,

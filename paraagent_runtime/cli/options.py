@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..dispatch import DispatchConfig
 
 __all__ = [
+    "DEFAULT_MAX_REPEATED_TURNS",
     "DEFAULT_MAX_TURNS",
     "DEFAULT_MODE",
     "DEFAULT_TURN_TOKENS",
@@ -34,6 +35,7 @@ __all__ = [
     "dispatch_limits",
     "max_calls_per_turn",
     "max_concurrency",
+    "max_repeated_turns",
     "max_tokens",
     "max_turns",
     "mcp_config",
@@ -59,6 +61,9 @@ DEFAULT_MODE = ModeChoice(_modes.DEFAULT_MODE)
 
 DEFAULT_MAX_TURNS: int = _modes.DEFAULT_MAX_TURNS
 """The turn budget of an episode unless told otherwise."""
+
+DEFAULT_MAX_REPEATED_TURNS: int = _modes.DEFAULT_MAX_REPEATED_TURNS
+"""Identical turns in a row that end an episode unless told otherwise."""
 
 DEFAULT_TURN_TOKENS: int = _modes.DEFAULT_TURN_TOKENS
 """The token budget of a model turn unless told otherwise."""
@@ -115,6 +120,25 @@ def modes(help: str) -> Any:
 def max_turns(help: str = "Turns before an episode gives up.") -> Any:
     """``--max-turns N``: the turn budget of an episode (at least 1)."""
     return typer.Option("--max-turns", min=1, help=help)
+
+
+def max_repeated_turns(
+    help: str = (
+        "End an episode (status 'repeating') after N turns in a row with the same calls and "
+        "the same results; 0: never."
+    ),
+) -> Any:
+    """``--max-repeated-turns N``: the repetition guard of an episode (0, or at least 2)."""
+    return typer.Option(
+        "--max-repeated-turns", min=0, help=help, callback=_check_repeated_turns, metavar="N"
+    )
+
+
+def _check_repeated_turns(value: int) -> int:
+    # One turn cannot repeat anything: 1 would stop every episode at its first call.
+    if value == 1:
+        raise typer.BadParameter("must be 0 (never stop) or at least 2")
+    return value
 
 
 def max_tokens(help: str = "Tokens per model turn.") -> Any:

@@ -56,6 +56,7 @@ class RunOptions:
     base_url: str | None
     mode: AgentMode
     max_turns: int
+    max_repeated_turns: int
     max_tokens: int
     temperature: float
     seed: int
@@ -196,6 +197,11 @@ def _outcome(episode: Episode) -> str:
         verdict = "  [green]✓ success[/]" if episode.metadata["success"] else "  [red]✗ failed[/]"
     if episode.status == "max_turns":
         return f"[bold yellow]no answer[/] within {len(episode.turns)} turns (--max-turns){verdict}"
+    if episode.status == "repeating":
+        return (
+            f"[bold yellow]no answer[/]: stopped at turn {len(episode.turns)}, which repeated the "
+            f"turns before it, calls and results (--max-repeated-turns){verdict}"
+        )
     return f"[bold]answer[/] ({episode.status}): {escape(episode.answer or '—')}{verdict}"
 
 
@@ -223,6 +229,7 @@ async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
     config = AgentConfig(
         mode=options.mode,
         max_turns=options.max_turns,
+        max_repeated_turns=options.max_repeated_turns,
         dispatch=options.dispatch,
         sampling=SamplingParams(
             max_tokens=options.max_tokens, temperature=options.temperature, seed=options.seed

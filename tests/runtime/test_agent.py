@@ -187,10 +187,53 @@ async def test_policy_failure_ends_cleanly_and_is_written(toolspace, tmp_path) -
 
 
 async def test_max_turns(toolspace) -> None:
-    episode = await Agent(ScriptedPolicy([EXPLORE] * 3), toolspace, AgentConfig(max_turns=3)).run(
+    config = AgentConfig(max_turns=3, max_repeated_turns=0)
+    episode = await Agent(ScriptedPolicy([EXPLORE] * 3), toolspace, config).run("t")
+    assert episode.status == "max_turns" and len(episode.turns) == 3
+
+
+async def test_a_turn_repeating_calls_and_results_ends_the_episode(toolspace) -> None:
+    swapped = (
+        "<phase>execute</phase>"
+        + call("weather__forecast", city="Rome")
+        + call("weather__forecast", city="Paris")
+    )
+    policy = ScriptedPolicy([EXPLORE, EXECUTE, swapped, EXECUTE, "<answer>never</answer>"])
+    episode = await Agent(policy, toolspace, AgentConfig(max_repeated_turns=3)).run("t")
+    # The order of parallel calls and their ids do not matter: turns 1-3 are the same turn.
+    assert episode.status == "repeating" and len(episode.turns) == 4
+    assert episode.answer is None and len(policy.calls) == 4
+
+
+async def test_a_turn_without_calls_breaks_a_repetition(toolspace) -> None:
+    malformed = '<tool_call>{"name": </tool_call>'
+    turns = [EXECUTE, EXECUTE, malformed, EXECUTE, EXECUTE, "<answer>done</answer>"]
+    episode = await Agent(ScriptedPolicy(turns), toolspace, AgentConfig(max_repeated_turns=3)).run(
         "t"
     )
-    assert episode.status == "max_turns" and len(episode.turns) == 3
+    assert episode.status == "answered" and len(episode.turns) == 6
+
+
+async def test_polling_a_tool_whose_result_changes_is_not_a_repetition() -> None:
+    polls = iter(["queued", "running", "running", "done"])
+    source = FunctionToolSource(
+        "jobs",
+        [FunctionTool(lambda: {"state": next(polls)}, name="status", description="Job state.")],
+    )
+    space = Toolspace([source], preload_threshold=100)
+    await space.refresh()
+    poll = "<phase>execute</phase>" + call("jobs__status")
+    policy = ScriptedPolicy([poll] * 4 + ["<answer>done</answer>"])
+    episode = await Agent(policy, space, AgentConfig(max_repeated_turns=2)).run("t")
+    # "running" twice in a row is the one repetition: a limit of 2 stops there, 3 would not.
+    assert episode.status == "repeating" and len(episode.turns) == 3
+    polls = iter(["queued", "running", "running", "done"])
+    episode = await Agent(
+        ScriptedPolicy([poll] * 4 + ["<answer>done</answer>"]),
+        space,
+        AgentConfig(max_repeated_turns=3),
+    ).run("t")
+    assert episode.status == "answered" and episode.turns[3].results[0].content == {"state": "done"}
 
 
 async def test_cancel_mid_turn_cancels_calls_and_writes_episode(
@@ -199,18 +242,33 @@ async def test_cancel_mid_turn_cancels_calls_and_writes_episode(
     policy = ScriptedPolicy(
         [
             EXPLORE.replace("weather__forecast", "weather__hang"),
-            "<phase>execute</phase>" + call("weather__hang") + call("weather__hang"),
+            "<phase>execute</phase>"
+            + call("weather__hang")
+            + call("weather__forecast", city="Oslo"),
         ]
     )
-    tracker.started.clear()
+    finished = asyncio.Event()
     with TrajectoryWriter(tmp_path / "t.jsonl") as writer:
-        task = asyncio.create_task(Agent(policy, toolspace, trajectory=writer).run("t"))
-        await asyncio.wait_for(tracker.started.wait(), 10)
+        agent = Agent(policy, toolspace, trajectory=writer)
+        task = asyncio.create_task(
+            agent.run(
+                "t",
+                on_event=lambda e: (
+                    finished.set() if isinstance(e, CallFinished) and e.turn == 1 else None
+                ),
+            )
+        )
+        await asyncio.wait_for(finished.wait(), 10)  # the forecast is back, the hang runs
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
     assert tracker.in_flight == 0
-    assert [e.status for e in read_episodes(tmp_path / "t.jsonl")] == ["cancelled"]
+    (episode,) = read_episodes(tmp_path / "t.jsonl")
+    assert episode.status == "cancelled"
+    # The turn that was running keeps what it got: one result, one cancelled call.
+    hang, forecast = episode.turns[1].results
+    assert forecast.ok and forecast.content == {"city": "Oslo", "temp_c": 10.0}
+    assert hang.error_kind is ToolErrorKind.CANCELLED and hang.name == "weather__hang"
 
 
 async def test_react_mode_runs_one_call_per_turn(toolspace) -> None:
@@ -264,6 +322,9 @@ def test_config_is_validated() -> None:
         AgentConfig(mode="parallel")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="max_turns"):
         AgentConfig(max_turns=0)
+    for bad in (1, -1):
+        with pytest.raises(ConfigError, match="max_repeated_turns: must be 0"):
+            AgentConfig(max_repeated_turns=bad)
 
 
 async def test_system_prompt_lists_preloaded_tools_for_small_toolspaces(toolspace) -> None:

@@ -14,6 +14,7 @@ import pytest
 import paraagent_runtime
 
 PUBLIC = [
+    "DEFAULT_MAX_REPEATED_TURNS",
     "DEFAULT_MAX_TURNS",
     "DEFAULT_TURN_TOKENS",
     "DEFAULT_MODE",
@@ -52,6 +53,7 @@ PUBLIC = [
     "PhaseEvent",
     "PinnedResponse",
     "Policy",
+    "RepeatCounter",
     "RunError",
     "SamplingParams",
     "Task",

@@ -283,6 +283,17 @@ def test_an_episode_out_of_turns_says_it_has_no_answer(tmp_path, capsys) -> None
     assert "no answer within 1 turns (--max-turns)" in capsys.readouterr().out
 
 
+def test_an_episode_repeating_itself_is_stopped_and_says_why(tmp_path, capsys) -> None:
+    call = '{"name": "search_tools", "arguments": {"query": "x"}}'
+    policy = script(tmp_path, [f"<phase>explore</phase><tool_call>{call}</tool_call>"] * 3)
+    out = tmp_path / "t.jsonl"
+    argv = ["run", "hi", "--max-repeated-turns", "2", "-p", policy, "-o", str(out)]
+    assert main(argv) == 0
+    assert "stopped at turn 2, which repeated the turns before it" in capsys.readouterr().out
+    (episode,) = read_episodes(out)
+    assert episode.status == "repeating" and len(episode.turns) == 2
+
+
 @pytest.mark.slow
 def test_a_new_tool_index_is_announced_once(tmp_path) -> None:
     env = {"PARAAGENT_INDEX_DIR": str(tmp_path / "index")}
