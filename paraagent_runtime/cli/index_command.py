@@ -23,10 +23,10 @@ from rich.table import Table
 
 from ..errors import UserError
 from ..retrieval.config import RetrievalConfig, SearchMode
-from .tool_catalogs import ToolCatalog, catalog_label, resolve_catalog
 
 if TYPE_CHECKING:
     from ..retrieval import HybridToolSearch
+    from .tool_catalogs import ToolCatalog
 
 __all__ = [
     "BuildSummary",
@@ -225,6 +225,8 @@ def build_command(
     index_dir: IndexDirOption = None,
 ) -> None:
     """Embed a catalog's tools and persist the index (only new or changed tools are embedded)."""
+    from .tool_catalogs import resolve_catalog
+
     started = time.perf_counter()
     resolved = resolve_catalog(catalog, build_missing=True)
     loaded_s = time.perf_counter() - started
@@ -268,6 +270,8 @@ def search_command(
     index_dir: IndexDirOption = None,
 ) -> None:
     """Search a built index and print the best tools as a table."""
+    from .tool_catalogs import catalog_label, resolve_catalog
+
     mode = retriever.value
     check_query(query, top_k, mode)
     require_built(catalog_label(catalog), model=model, index_dir=index_dir)

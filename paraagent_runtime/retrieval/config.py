@@ -6,13 +6,52 @@ import enum
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 from ..errors import ConfigError
-from .encoder import ENCODER_BACKENDS, EncoderBackend, QueryPrecision
-from .fusion import FusionMethod
-from .onnx_backend import check_query_precision
 
-__all__ = ["RetrievalConfig", "SearchMode", "default_index_dir"]
+__all__ = [
+    "ENCODER_BACKENDS",
+    "QUERY_PRECISIONS",
+    "EncoderBackend",
+    "FusionMethod",
+    "QueryPrecision",
+    "RetrievalConfig",
+    "SearchMode",
+    "check_query_precision",
+    "default_index_dir",
+]
+
+# The settings' vocabularies live here, not beside the numpy code that uses them, so that
+# reading a setting (``paraagent index --help``) imports nothing heavy.
+EncoderBackend = Literal["auto", "torch", "onnx"]
+"""Which runtime embeds text: ONNX Runtime when it is installed (``auto``), or torch."""
+ENCODER_BACKENDS: tuple[str, ...] = get_args(EncoderBackend)
+
+QueryPrecision = Literal["float32", "int8"]
+"""Weights of the graph that embeds queries: as exported, or int8 (per-channel, dynamic)."""
+QUERY_PRECISIONS: tuple[str, ...] = get_args(QueryPrecision)
+
+
+def check_query_precision(value: str) -> QueryPrecision:
+    """``value`` as a :data:`QueryPrecision`.
+
+    Raises:
+        ConfigError: It is not one of :data:`QUERY_PRECISIONS`.
+    """
+    if value not in QUERY_PRECISIONS:
+        known = ", ".join(QUERY_PRECISIONS)
+        raise ConfigError(f"query precision must be one of {known}, got {value!r}")
+    return value  # type: ignore[return-value]
+
+
+class FusionMethod(enum.StrEnum):
+    """How hybrid search combines the dense and the BM25 ranking."""
+
+    RRF = "rrf"
+    ZSCORE = "zscore"
+    SCORE = "score"
+    """Min-max normalized scores (the fusion before issue #27, kept for comparison)."""
 
 
 def default_index_dir() -> Path:

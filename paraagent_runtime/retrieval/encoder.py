@@ -6,13 +6,14 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, Protocol, get_args, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from ..errors import ConfigError
 from ._deps import require
 from .bundled import BASE_MODEL_NAME, BUNDLED_MODELS, DEFAULT_MODEL_NAME, bundled_model, merge_lora
+from .config import ENCODER_BACKENDS, EncoderBackend
 from .onnx_backend import (
     QUERY_PRECISIONS,
     OnnxTransformer,
@@ -36,9 +37,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-EncoderBackend = Literal["auto", "torch", "onnx"]
-ENCODER_BACKENDS: tuple[str, ...] = get_args(EncoderBackend)
 
 
 @runtime_checkable

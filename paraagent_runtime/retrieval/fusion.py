@@ -6,11 +6,12 @@ score whatever its margin; rank- and z-score-based fusion do not have that artif
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from .config import FusionMethod
 
 __all__ = [
     "FusionMethod",
@@ -27,15 +28,6 @@ __all__ = [
 
 Ranking = Sequence[tuple[str, float]]
 """``(tool_id, score)`` pairs, best first."""
-
-
-class FusionMethod(enum.StrEnum):
-    """How hybrid search combines the dense and the BM25 ranking."""
-
-    RRF = "rrf"
-    ZSCORE = "zscore"
-    SCORE = "score"
-    """Min-max normalized scores (the fusion before issue #27, kept for comparison)."""
 
 
 @dataclass(frozen=True)

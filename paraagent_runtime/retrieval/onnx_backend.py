@@ -32,11 +32,12 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ConfigError
+from .config import QUERY_PRECISIONS, QueryPrecision, check_query_precision
 
 if TYPE_CHECKING:
     import torch
@@ -58,22 +59,6 @@ _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _POOLING = ("mean", "cls")
 PADDING_SLACK = 1.3
 """Most padded tokens per real token in one ORT run (:func:`length_groups`)."""
-
-QueryPrecision = Literal["float32", "int8"]
-"""Weights of the graph that embeds queries: as exported, or int8 (per-channel, dynamic)."""
-QUERY_PRECISIONS: tuple[str, ...] = get_args(QueryPrecision)
-
-
-def check_query_precision(value: str) -> QueryPrecision:
-    """``value`` as a :data:`QueryPrecision`.
-
-    Raises:
-        ConfigError: It is not one of :data:`QUERY_PRECISIONS`.
-    """
-    if value not in QUERY_PRECISIONS:
-        known = ", ".join(QUERY_PRECISIONS)
-        raise ConfigError(f"query precision must be one of {known}, got {value!r}")
-    return value  # type: ignore[return-value]
 
 
 def onnx_available() -> bool:

@@ -77,6 +77,17 @@ def test_sub_app_help_loads_no_model_ui_or_simulator(argv: list[str]) -> None:
 
 
 @pytest.mark.parametrize(
+    "argv", [["index", "--help"], ["index", "build", "--help"], ["index", "search", "--help"]]
+)
+def test_index_help_reads_its_settings_without_numpy(argv: list[str]) -> None:
+    # The index's settings (retrieval.config) are read; the code that embeds and fuses is not.
+    heavy = ("numpy", "paraagent_runtime.tools", "paraagent_runtime.retrieval.fusion")
+    result = run_python(LOADED.format(argv=argv, heavy=heavy))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "0 []"
+
+
+@pytest.mark.parametrize(
     ("blocked", "argv", "extra"),
     [
         (frozenset({"textual"}), ["chat"], "tui"),
