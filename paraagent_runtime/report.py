@@ -8,6 +8,7 @@ so no header or value is cut to ``syst…``.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from statistics import mean
 
@@ -76,10 +77,14 @@ def trace_table(episode: Episode) -> Table:
 
 
 class RunSummary(BaseModel):
-    """Aggregates over a set of episodes (success only over episodes that were checked)."""
+    """Aggregates over a set of episodes (success only over episodes that were checked).
+
+    ``unanswered`` counts the other episodes by how they ended (``max_turns``, ``repeating``…).
+    """
 
     episodes: int
     answered: int
+    unanswered: dict[str, int] = {}
     checked: int
     succeeded: int
     success_rate: float | None
@@ -96,6 +101,7 @@ def summarize(episodes: Sequence[Episode]) -> RunSummary:
     return RunSummary(
         episodes=len(episodes),
         answered=sum(e.status == "answered" for e in episodes),
+        unanswered=dict(Counter(e.status for e in episodes if e.status != "answered")),
         checked=len(checked),
         succeeded=sum(bool(e.metadata["success"]) for e in checked),
         success_rate=(sum(bool(e.metadata["success"]) for e in checked) / len(checked))
@@ -123,6 +129,11 @@ def summary_table(summary: RunSummary) -> Table:
     rows = [
         ("episodes", str(summary.episodes)),
         ("answered", str(summary.answered)),
+        *(
+            [("no answer", ", ".join(f"{n} {status}" for status, n in summary.unanswered.items()))]
+            if summary.unanswered
+            else []
+        ),
         ("success (checked) [95% CI]", rate),
         ("turns / episode", f"{summary.mean_turns:.1f}"),
         ("calls / episode", f"{summary.mean_calls:.1f}"),

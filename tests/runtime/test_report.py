@@ -8,7 +8,13 @@ from rich.console import Console
 from rich.table import Table
 
 from paraagent_runtime.actions import FormatError, FormatErrorKind
-from paraagent_runtime.report import RunSummary, readable_table, summary_table, trace_table
+from paraagent_runtime.report import (
+    RunSummary,
+    readable_table,
+    summarize,
+    summary_table,
+    trace_table,
+)
 from paraagent_runtime.tools import ToolCall
 from paraagent_runtime.trajectory import Episode, TurnRecord
 
@@ -68,3 +74,19 @@ def test_the_run_summary_gives_success_with_its_wilson_interval() -> None:
     )  # fmt: skip
     shown = _render(80, summary_table(summary))
     assert "success (checked) [95% CI]" in shown and "3/6 = 50% [19%, 81%]" in shown
+    assert "no answer" not in shown
+
+
+def test_the_run_summary_says_how_unanswered_episodes_ended() -> None:
+    episodes = [
+        Episode(task="a", status="answered", answer="x"),
+        Episode(task="b", status="repeating"),
+        Episode(task="c", status="max_turns"),
+        Episode(task="d", status="repeating"),
+    ]
+    summary = summarize(episodes)
+    assert summary.answered == 1 and summary.unanswered == {"repeating": 2, "max_turns": 1}
+    row = next(
+        line for line in _render(80, summary_table(summary)).splitlines() if "no answer" in line
+    )
+    assert row.split("│")[2].strip() == "2 repeating, 1 max_turns"
