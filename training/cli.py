@@ -184,6 +184,9 @@ def eval_command(
     max_turns: Annotated[int, options.max_turns("Turns before an episode gives up.")] = (
         DEFAULT_MAX_TURNS
     ),
+    max_repeated_turns: Annotated[int, options.max_repeated_turns()] = (
+        options.DEFAULT_MAX_REPEATED_TURNS
+    ),
     max_tokens: Annotated[int, options.max_tokens("Tokens per model turn.")] = 192,
     temperature: Annotated[float, options.temperature("Sampling temperature (0 = greedy).")] = 0.0,
     samples: Annotated[
@@ -254,7 +257,8 @@ def eval_command(
                     summary, _ = asyncio.run(
                         evaluate_policy(
                             evaluated, tasks, model=label, mode=agent_mode, max_turns=max_turns,
-                            max_tokens=max_tokens, temperature=temperature, samples=samples,
+                            max_repeated_turns=max_repeated_turns, max_tokens=max_tokens,
+                            temperature=temperature, samples=samples,
                             trajectory=writer,
                             on_row=_print_row,
                             concurrency=concurrency,

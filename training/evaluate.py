@@ -30,6 +30,7 @@ from mcp_servers.toolenv.evaluation import (
     metric_intervals,
 )
 from paraagent_runtime import (
+    DEFAULT_MAX_REPEATED_TURNS,
     DEFAULT_MAX_TURNS,
     SPLITS,
     ConfigError,
@@ -139,6 +140,7 @@ async def evaluate_policy(
     model: str,
     mode: str = "paraact",
     max_turns: int = DEFAULT_MAX_TURNS,
+    max_repeated_turns: int = DEFAULT_MAX_REPEATED_TURNS,
     max_tokens: int = 256,
     temperature: float = 0.0,
     samples: int = 1,
@@ -174,6 +176,7 @@ async def evaluate_policy(
         split=tasks[0].split if tasks[0].split in SPLITS else "train",
         n=len(tasks),
         max_turns=max_turns,
+        max_repeated_turns=max_repeated_turns,
         sampling=SamplingParams(max_tokens=max_tokens, temperature=temperature),
         concurrency=concurrency,
     )

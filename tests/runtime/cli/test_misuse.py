@@ -50,6 +50,7 @@ MISUSE = [
     ["run", "x", "--max-repeated-turns", "1"],
     ["run", "x", "--max-repeated-turns", "-1"],
     ["eval", "toolenv", "--max-repeated-turns", "1"],
+    ["train", "eval", "--max-repeated-turns", "1"],
     ["run", "x", "--call-timeout", "0"],
     ["run", "x", "--max-calls-per-turn", "0"],
     ["serve-model", "--port", "70000"],
