@@ -40,7 +40,14 @@ from .events import (
     TurnFinished,
     TurnStarted,
 )
-from .modes import DEFAULT_MAX_REPEATED_TURNS, DEFAULT_MAX_TURNS, DEFAULT_MODE, MODES, AgentMode
+from .modes import (
+    DEFAULT_MAX_REPEATED_TURNS,
+    DEFAULT_MAX_TURNS,
+    DEFAULT_MODE,
+    MODES,
+    AgentMode,
+    check_max_repeated_turns,
+)
 from .policy.base import Completion, Message, Policy, SamplingParams
 from .policy.constrained import ToolSchema, TurnFormat
 from .prompts import system_prompt
@@ -90,11 +97,10 @@ class AgentConfig:
             )
         if self.max_turns < 1:
             raise ConfigError(f"max_turns: must be at least 1, got {self.max_turns}")
-        if self.max_repeated_turns == 1 or self.max_repeated_turns < 0:
-            raise ConfigError(
-                "max_repeated_turns: must be 0 (never stop) or at least 2, "
-                f"got {self.max_repeated_turns}"
-            )
+        try:
+            check_max_repeated_turns(self.max_repeated_turns)
+        except ConfigError as exc:
+            raise ConfigError(f"max_repeated_turns: {exc}") from None
 
 
 class Agent:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
+from .errors import ConfigError
+
 __all__ = [
     "DEFAULT_MAX_REPEATED_TURNS",
     "DEFAULT_MAX_TURNS",
@@ -17,6 +19,7 @@ __all__ = [
     "DEMO_MAX_TURNS",
     "MODES",
     "AgentMode",
+    "check_max_repeated_turns",
 ]
 
 AgentMode = Literal["paraact", "react", "decoupled"]
@@ -43,6 +46,19 @@ DEFAULT_MAX_REPEATED_TURNS: Final = 3
 Chosen on dev replays of recorded episodes (``docs/results/repetition_guard.md``): no success
 lost at any limit, and 3 still allows one repeat (a retry answered the same way). 0 never stops.
 """
+
+
+def check_max_repeated_turns(value: int) -> int:
+    """``value`` as a repetition limit: 0 (never stop) or at least 2.
+
+    Raises:
+        ConfigError: 1 (one turn cannot repeat anything: it would stop every episode at its
+            first call) or a negative number.
+    """
+    if value == 1 or value < 0:
+        raise ConfigError(f"must be 0 (never stop) or at least 2, got {value}")
+    return value
+
 
 DEFAULT_TURN_TOKENS: Final = 384
 """Tokens one model turn may generate in ``paraagent run`` and ``paraagent eval toolenv``."""

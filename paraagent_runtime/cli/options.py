@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .. import modes as _modes
+from ..errors import ConfigError
 
 if TYPE_CHECKING:
     from ..dispatch import DispatchConfig
@@ -135,10 +136,10 @@ def max_repeated_turns(
 
 
 def _check_repeated_turns(value: int) -> int:
-    # One turn cannot repeat anything: 1 would stop every episode at its first call.
-    if value == 1:
-        raise typer.BadParameter("must be 0 (never stop) or at least 2")
-    return value
+    try:
+        return _modes.check_max_repeated_turns(value)
+    except ConfigError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 def max_tokens(help: str = "Tokens per model turn.") -> Any:
