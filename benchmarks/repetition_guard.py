@@ -41,29 +41,30 @@ class GuardOutcome:
 
     limit: int
     episodes: int
-    stopped: int
-    successes_lost: int
-    answers_lost: int
-    turns: int
-    turns_cut: int
-    seconds: float
-    seconds_cut: float
+    stopped: int = 0
+    successes_lost: int = 0
+    answers_lost: int = 0
+    turns: int = 0
+    turns_cut: int = 0
+    seconds: float = 0.0
+    seconds_cut: float = 0.0
 
 
 def stop_turn(episode: Episode, limit: int) -> int | None:
-    """The index of the turn the guard would have stopped ``episode`` at, or None."""
+    """The position of the turn the guard would have stopped ``episode`` at, or None."""
     counter = RepeatCounter()
-    for turn in episode.turns:
+    for position, turn in enumerate(episode.turns):
+        # A turn cut short (cancelled calls) has no full results: it breaks the streak.
         if not turn.calls or len(turn.results) != len(turn.calls):
             counter.reset()
         elif counter.add(turn.calls, turn.results) >= limit:
-            return turn.index
+            return position
     return None
 
 
 def replay(episodes: list[Episode], limit: int) -> GuardOutcome:
     """Replay the guard at ``limit`` over ``episodes``."""
-    outcome = GuardOutcome(limit, len(episodes), 0, 0, 0, 0, 0, 0.0, 0.0)
+    outcome = GuardOutcome(limit, len(episodes))
     for episode in episodes:
         spent = [turn.model_latency_s + turn.tools_latency_s for turn in episode.turns]
         outcome.turns += len(episode.turns)
@@ -100,32 +101,32 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     args = parser.parse_args(argv)
     if any(limit < 2 for limit in args.limits):
         parser.error("--limits: each limit must be at least 2")
-    runs = []
-    totals = {limit: GuardOutcome(limit, 0, 0, 0, 0, 0, 0, 0.0, 0.0) for limit in args.limits}
-    for path in args.files:
-        episodes = list(read_episodes(path))
-        outcomes = [replay(episodes, limit) for limit in args.limits]
-        runs.append({"file": str(path), "label": _label(path, episodes), "outcomes": outcomes})
-        for outcome in outcomes:
-            total = totals[outcome.limit]
-            for name, value in asdict(outcome).items():
-                if name != "limit":
-                    setattr(total, name, getattr(total, name) + value)
+    files = {path: list(read_episodes(path)) for path in args.files}
+    rows = [
+        (_label(path, episodes), [replay(episodes, limit) for limit in args.limits])
+        for path, episodes in files.items()
+    ]
+    everything = [episode for episodes in files.values() for episode in episodes]
+    totals = [replay(everything, limit) for limit in args.limits]
     report: dict[str, object] = {
-        "runs": [{**run, "outcomes": [asdict(o) for o in run["outcomes"]]} for run in runs],
-        "total": [asdict(total) for total in totals.values()],
+        "runs": [
+            {"file": str(path), "label": label, "outcomes": [asdict(o) for o in outcomes]}
+            for path, (label, outcomes) in zip(files, rows, strict=True)
+        ],
+        "total": [asdict(total) for total in totals],
     }
-    print(json.dumps(report, indent=2))
+    rows.append(("all", totals))
+    text = json.dumps(report, indent=2)
+    print(text)
     table = Table(title="repetition guard replayed over recorded episodes")
     for column in COLUMNS:
         table.add_column(column)
-    rows = [(run["label"], run["outcomes"]) for run in runs] + [("all", list(totals.values()))]
     for label, outcomes in rows:
         for outcome in outcomes:
             table.add_row(*_cells(label, outcome))
     Console(width=140).print(table)
     if args.out is not None:
-        args.out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
+        args.out.with_suffix(".json").write_text(text + "\n")
         args.out.with_suffix(".md").write_text(_markdown(rows))
     return report
 
