@@ -126,14 +126,11 @@ def summary_table(summary: RunSummary) -> Table:
             f"{summary.succeeded}/{summary.checked} = {interval.estimate:.0%} "
             f"[{interval.low:.0%}, {interval.high:.0%}]"
         )
+    ended = ", ".join(f"{n} {status}" for status, n in summary.unanswered.items())
     rows = [
         ("episodes", str(summary.episodes)),
         ("answered", str(summary.answered)),
-        *(
-            [("no answer", ", ".join(f"{n} {status}" for status, n in summary.unanswered.items()))]
-            if summary.unanswered
-            else []
-        ),
+        *([("no answer", ended)] if ended else []),
         ("success (checked) [95% CI]", rate),
         ("turns / episode", f"{summary.mean_turns:.1f}"),
         ("calls / episode", f"{summary.mean_calls:.1f}"),

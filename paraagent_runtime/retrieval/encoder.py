@@ -13,14 +13,14 @@ import numpy as np
 from ..errors import ConfigError
 from ._deps import require
 from .bundled import BASE_MODEL_NAME, BUNDLED_MODELS, DEFAULT_MODEL_NAME, bundled_model, merge_lora
-from .config import ENCODER_BACKENDS, EncoderBackend
-from .onnx_backend import (
+from .config import (
+    ENCODER_BACKENDS,
     QUERY_PRECISIONS,
-    OnnxTransformer,
+    EncoderBackend,
     QueryPrecision,
     check_query_precision,
-    onnx_available,
 )
+from .onnx_backend import OnnxTransformer, onnx_available
 
 __all__ = [
     "BASE_MODEL_NAME",

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import ConfigError
-from .config import QUERY_PRECISIONS, QueryPrecision, check_query_precision
+from .config import QueryPrecision, check_query_precision
 
 if TYPE_CHECKING:
     import torch
@@ -45,10 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PADDING_SLACK",
-    "QUERY_PRECISIONS",
     "OnnxTransformer",
-    "QueryPrecision",
-    "check_query_precision",
     "length_groups",
     "onnx_available",
 ]
