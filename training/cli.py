@@ -88,7 +88,10 @@ def demos_command(
 @train_app.command("sft")
 def sft_command(
     config: ConfigOption = None,
-    demos: Annotated[Path | None, typer.Option(help="Override the demo JSONL.")] = None,
+    demos: Annotated[
+        list[Path] | None,
+        typer.Option(help="Override the demo JSONL (repeat to train on several demo files)."),
+    ] = None,
     output_dir: Annotated[Path | None, typer.Option(help="Override output_dir.")] = None,
     max_steps: Annotated[int | None, typer.Option(min=1, help="Override max_steps.")] = None,
     assignments: SetOption = None,

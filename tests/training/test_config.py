@@ -39,7 +39,7 @@ def test_shipped_sft_configs_load(name: str) -> None:
 def test_cpu_configs_chain_together() -> None:
     demos = load_config(DemoConfig, CONFIGS / "demos_cpu.yaml")
     sft = load_config(SFTRunConfig, CONFIGS / "sft_cpu.yaml")
-    assert sft.demos == demos.output_dir / "demos.jsonl"
+    assert sft.demos == (demos.output_dir / "demos.jsonl",)
     assert isinstance(demos.families, tuple)
 
 

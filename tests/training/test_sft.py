@@ -11,7 +11,9 @@ from paraagent_runtime.policy.base import Message, SamplingParams
 from paraagent_runtime.policy.transformers_local import TransformersPolicy
 from paraagent_runtime.toolspace import Toolspace
 from training.demos import DemoBuild
+from training.config import load_config
 from training.sft import SFTRunConfig, encode_demo, last_checkpoint, train_sft
+from training.sft.trainer import prepare_data
 
 pytestmark = [
     # peft reads transformers' deprecated `is_gradient_checkpointing` while wrapping the model.
@@ -143,6 +145,32 @@ def test_missing_demo_file_is_a_config_error(tiny_model: Path, tmp_path: Path) -
     )
     with pytest.raises(ConfigError, match="does not exist"):
         train_sft(config)
+
+
+def test_several_demo_files_train_together_each_capped_by_max_demos(
+    demo_build: DemoBuild, policy: TransformersPolicy, tmp_path: Path
+) -> None:
+    lines = demo_build.demos_path.read_text(encoding="utf-8").splitlines()
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    first.write_text("\n".join(lines[:3]) + "\n", encoding="utf-8")
+    second.write_text("\n".join(lines[3:8]) + "\n", encoding="utf-8")
+    config = load_config(
+        SFTRunConfig, assignments=[f"demos=[{first}, {second}]", "max_demos=4", "max_length=4096"]
+    )
+    assert config.demos == (first, second)
+    data = prepare_data(config, policy)
+    # max_demos caps each file: all 3 of the first, the first 4 of the second, in that order.
+    together = tmp_path / "together.jsonl"
+    together.write_text("\n".join(lines[:7]) + "\n", encoding="utf-8")
+    expected = prepare_data(SFTRunConfig(demos=together, max_length=4096), policy)
+    assert len(data.rows) == 7 and data.rows == expected.rows
+
+
+def test_a_single_demo_path_is_one_file_and_an_empty_list_is_refused(tmp_path: Path) -> None:
+    assert SFTRunConfig(demos=tmp_path / "d.jsonl").demos == (tmp_path / "d.jsonl",)
+    assert load_config(SFTRunConfig, assignments=["demos=a.jsonl"]).demos == (Path("a.jsonl"),)
+    with pytest.raises(ConfigError, match="name at least one demo file"):
+        SFTRunConfig(demos=())
 
 
 def test_init_adapter_must_be_an_adapter_directory(tmp_path: Path) -> None:

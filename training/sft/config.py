@@ -24,8 +24,10 @@ class SFTRunConfig:
     :meth:`TransformersPolicy.encode_messages`, so training sees the token sequences serving sees.
     """
 
-    demos: Path = option(
-        Path("runs/demos/demos.jsonl"), help="Demo JSONL written by `paraagent train demos`."
+    demos: tuple[Path, ...] = option(
+        (Path("runs/demos/demos.jsonl"),),
+        help="Demo JSONL file(s) written by `paraagent train demos`; several are trained on "
+        "together (a mix of demo sets, e.g. new families beside a replay set).",
     )
     model: str | None = option(
         None,
@@ -38,7 +40,9 @@ class SFTRunConfig:
     drop_long: bool = option(
         True, help="Drop demos longer than max_length (True) instead of truncating them (False)."
     )
-    max_demos: int | None = option(None, help="Use only the first N demos (None = all).")
+    max_demos: int | None = option(
+        None, help="Use only the first N demos of each demo file (None = all)."
+    )
     epochs: float = option(1.0, help="Passes over the demos (ignored when max_steps > 0).")
     max_steps: int = option(-1, help="Stop after this many optimizer steps (-1 = run all epochs).")
     batch_size: int = option(4, help="Sequences per device per step.")
@@ -86,7 +90,10 @@ class SFTRunConfig:
     report_to: str = option("none", help="Trainer loggers: none, tensorboard, wandb…")
 
     def __post_init__(self) -> None:
-        self.demos = Path(self.demos)
+        paths = (self.demos,) if isinstance(self.demos, (str, Path)) else tuple(self.demos)
+        if not paths:
+            raise ConfigError("demos: name at least one demo file")
+        self.demos = tuple(Path(path) for path in paths)
         self.output_dir = Path(self.output_dir)
         if self.init_adapter is not None:
             self.init_adapter = Path(self.init_adapter)

@@ -169,9 +169,9 @@ def prepare_data(config: SFTRunConfig, policy: TransformersPolicy) -> TokenizedD
     Raises:
         ConfigError: no demo fits ``max_length`` (or the demo file is missing or invalid).
     """
-    demos = load_demos(config.demos)
-    if config.max_demos is not None:
-        demos = demos[: config.max_demos]
+    demos = [
+        demo for path in config.demos for demo in load_demos(path)[: config.max_demos]
+    ]
     data = tokenize_demos(
         demos,
         policy,
@@ -181,7 +181,7 @@ def prepare_data(config: SFTRunConfig, policy: TransformersPolicy) -> TokenizedD
     )
     if not data.rows:
         raise ConfigError(
-            f"no demo of {config.demos} fits max_length={config.max_length} "
+            f"no demo of {', '.join(map(str, config.demos))} fits max_length={config.max_length} "
             f"({len(data.dropped_long)} too long, {len(data.no_loss)} without assistant tokens "
             "after truncation): "
             "raise max_length or set drop_long: false"
