@@ -4,7 +4,8 @@ Reads evaluation files of ``paraagent eval toolenv --summary`` or ``paraagent tr
 (see :func:`~mcp_servers.toolenv.evaluation.load_outcomes`), one or more per policy, and writes per
 policy and split (and mode, when it is not the default one): success with its Wilson 95% interval,
 format-error turns per episode, turns and calls; the hidden-need families pooled; and every
-policy minus the baseline on the tasks both ran (paired bootstrap 95% intervals). Nothing is
+policy minus the baseline on the tasks both ran (paired bootstrap 95% intervals); then, per split,
+the tasks each policy solved in every task family. Nothing is
 evaluated here, so a table regenerates from the evaluation files alone:
 ``paraagent train table v2=A.json v1=B.json --baseline v1 --out docs/results/STEM``.
 """
@@ -25,7 +26,7 @@ from mcp_servers.toolenv.hidden_needs import (
 from paraagent_runtime import DEFAULT_MODE, ConfigError, EpisodeMetrics
 from paraagent_runtime.intervals import Interval, wilson
 
-__all__ = ["PolicyRow", "PolicyTable", "policy_table", "write_policy_table"]
+__all__ = ["FamilyCount", "PolicyRow", "PolicyTable", "policy_table", "write_policy_table"]
 
 HIDDEN_NEED = "hidden-need families"
 """The label of the row pooling a split's hidden-need families."""
@@ -53,12 +54,22 @@ class PolicyRow:
 
 
 @dataclass(frozen=True)
+class FamilyCount:
+    """The tasks of one family one policy ran on one split, and how many it solved."""
+
+    solved: int
+    tasks: int
+
+
+@dataclass(frozen=True)
 class PolicyTable:
     """Every policy's rows, in the order the policies were given."""
 
     baseline: str
     rows: list[PolicyRow]
     sources: dict[str, list[str]]
+    families: dict[str, dict[str, dict[str, FamilyCount]]]
+    """Split → task family → policy → the family's tasks it ran and solved."""
 
     def markdown(self) -> str:
         """The table as markdown (success and differences in percentage points)."""
@@ -78,6 +89,21 @@ class PolicyTable:
                 f"| {difference} | {row.format_error_turns:.2f} | {row.turns:.2f} "
                 f"| {row.calls:.2f} |"
             )
+        policies = list(self.sources)
+        for split, families in self.families.items():
+            lines += [
+                "",
+                f"Solved per task family, {split}:",
+                "",
+                "| family | " + " | ".join(policies) + " |",
+                "|---|" + "---:|" * len(policies),
+            ]
+            for family, counts in families.items():
+                cells = [
+                    f"{counts[name].solved}/{counts[name].tasks}" if name in counts else "—"
+                    for name in policies
+                ]
+                lines.append(f"| {family} | " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"
 
 
@@ -156,9 +182,15 @@ def policy_table(policies: Mapping[str, Sequence[Path]], *, baseline: str) -> Po
     by_policy = {name: _groups(paths) for name, paths in policies.items()}
     hidden = _hidden_need_families()
     rows: list[PolicyRow] = []
+    families: dict[str, dict[str, dict[str, FamilyCount]]] = {}
     for name, groups in by_policy.items():
         reference = by_policy[baseline] if name != baseline else {}
         for split, episodes in groups.items():
+            for family in dict.fromkeys(row.family for row in episodes):
+                ran = [row for row in episodes if row.family == family]
+                families.setdefault(split, {}).setdefault(family, {})[name] = FamilyCount(
+                    solved=sum(row.success for row in ran), tasks=len(ran)
+                )
             base = reference.get(split) if name != baseline else None
             rows.append(_row(name, split, episodes, base))
             subset = [row for row in episodes if row.family in hidden]
@@ -169,6 +201,7 @@ def policy_table(policies: Mapping[str, Sequence[Path]], *, baseline: str) -> Po
         baseline=baseline,
         rows=rows,
         sources={name: [str(path) for path in paths] for name, paths in policies.items()},
+        families=families,
     )
 
 

@@ -12,7 +12,12 @@ from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.intervals import wilson
 from paraagent_runtime.tasks import EpisodeMetrics
 from training.cli import train_app
-from training.experiments.policy_table import HIDDEN_NEED, policy_table, write_policy_table
+from training.experiments.policy_table import (
+    HIDDEN_NEED,
+    FamilyCount,
+    policy_table,
+    write_policy_table,
+)
 
 
 def _row(
@@ -60,8 +65,14 @@ def test_rows_carry_wilson_success_hidden_need_rows_and_paired_differences(
     assert (hidden.tasks, hidden.success.estimate) == (4, 1.0)
     assert hidden.versus_baseline is not None and hidden.versus_baseline.estimate == 0.75
     assert rows["v2", "dev"].versus_baseline.estimate == pytest.approx(3 / 8)  # type: ignore[union-attr]
+    assert table.families["dev"]["flight_packing"] == {
+        "v2": FamilyCount(solved=4, tasks=4),
+        "v1": FamilyCount(solved=1, tasks=4),
+    }
     markdown, data = write_policy_table(table, tmp_path / "out" / "table")
     assert "| v2 | dev | 8 | 62.5 [30.6, 86.3] | +37.5 [" in markdown.read_text()
+    assert "| family | v2 | v1 |" in markdown.read_text()
+    assert "| multi_city_weather | 1/4 | 1/4 |" in markdown.read_text()
     assert json.loads(data.read_text())["baseline"] == "v1"
 
 
