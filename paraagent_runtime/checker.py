@@ -3,7 +3,8 @@
 Numbers match with a tolerance and in any common formatting (``21.5``, ``21.50``, ``"21.5°C"``,
 ``1,234.56``, ``21,5``); a value rounded to fewer decimals than the gold one also matches
 (``"22 °C"`` for 21.7, within half a unit of the last written digit). Strings match
-case-insensitively, ignoring accents and punctuation, on word boundaries.
+case-insensitively, ignoring accents and punctuation, on word boundaries; an ISO 8601 date-time
+in the answer (``2025-07-16T11:00``, as tools return it) states both its date and its time.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = ["DEFAULT_TOLERANCE", "CheckResult", "check_answer", "extract_numbers"
 
 DEFAULT_TOLERANCE = 0.01
 """Absolute tolerance for numeric facts that set none."""
+_ISO_DATE_TIME_SEPARATOR = re.compile(r"(?<=\d)T(?=\d)")
 _NUMBER = re.compile(r"(?<![\w.\-−])(?:[-−]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-−]?\d+(?:[.,]\d+)?)")
 
 
@@ -87,7 +89,8 @@ def _roundings(value: float, decimals: int) -> set[float]:
 
 def _string_found(expected: str, answer: str) -> bool:
     needle = normalize_name(expected)
-    return bool(needle) and f" {needle} " in f" {normalize_name(answer)} "
+    spaced = _ISO_DATE_TIME_SEPARATOR.sub(" ", answer)
+    return bool(needle) and f" {needle} " in f" {normalize_name(spaced)} "
 
 
 def check_answer(task: Task, answer: str) -> CheckResult:

@@ -50,5 +50,13 @@ def test_strings_match_case_accent_and_word_insensitively() -> None:
     assert not partial.success and partial.missing == ["sky"] and partial.score == 0.5
 
 
+def test_an_iso_date_time_states_its_date_and_its_time() -> None:
+    task = _task(AnswerFact(value="11:00", label="time"), AnswerFact(value="2025-07-16"))
+    assert check_answer(task, "In Oslo it is 2025-07-16T11:00 now.").success
+    assert check_answer(task, "It is 2025-07-16 11:00.").success
+    # Only a T between digits separates: a word or another time still does not match.
+    assert not check_answer(task, "It is 2025-07-16T111:00, or UTC11:00.").success
+
+
 def test_task_without_facts_scores_one() -> None:
     assert check_answer(_task(), "anything").score == 1.0
