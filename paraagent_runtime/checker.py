@@ -88,9 +88,10 @@ def _roundings(value: float, decimals: int) -> set[float]:
 
 
 def _string_found(expected: str, answer: str) -> bool:
-    needle = normalize_name(expected)
-    spaced = _ISO_DATE_TIME_SEPARATOR.sub(" ", answer)
-    return bool(needle) and f" {needle} " in f" {normalize_name(spaced)} "
+    needle, haystack = (
+        normalize_name(_ISO_DATE_TIME_SEPARATOR.sub(" ", text)) for text in (expected, answer)
+    )
+    return bool(needle) and f" {needle} " in f" {haystack} "
 
 
 def check_answer(task: Task, answer: str) -> CheckResult:

@@ -56,6 +56,9 @@ def test_an_iso_date_time_states_its_date_and_its_time() -> None:
     assert check_answer(task, "It is 2025-07-16 11:00.").success
     # Only a T between digits separates: a word or another time still does not match.
     assert not check_answer(task, "It is 2025-07-16T111:00, or UTC11:00.").success
+    full = _task(AnswerFact(value="2025-04-12T10:00", label="start"))
+    assert check_answer(full, "starts 2025-04-12T10:00").success
+    assert check_answer(full, "starts 2025-04-12 10:00").success
 
 
 def test_task_without_facts_scores_one() -> None:
