@@ -10,8 +10,8 @@ from paraagent_runtime.errors import ConfigError
 from paraagent_runtime.policy.base import Message, SamplingParams
 from paraagent_runtime.policy.transformers_local import TransformersPolicy
 from paraagent_runtime.toolspace import Toolspace
-from training.demos import DemoBuild
 from training.config import load_config
+from training.demos import DemoBuild
 from training.sft import SFTRunConfig, encode_demo, last_checkpoint, train_sft
 from training.sft.trainer import prepare_data
 
