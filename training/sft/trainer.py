@@ -169,9 +169,7 @@ def prepare_data(config: SFTRunConfig, policy: TransformersPolicy) -> TokenizedD
     Raises:
         ConfigError: no demo fits ``max_length`` (or the demo file is missing or invalid).
     """
-    demos = [
-        demo for path in config.demos for demo in load_demos(path)[: config.max_demos]
-    ]
+    demos = [demo for path in config.demos for demo in load_demos(path)[: config.max_demos]]
     data = tokenize_demos(
         demos,
         policy,
