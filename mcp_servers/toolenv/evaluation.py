@@ -74,7 +74,7 @@ from .generic import canonical_arguments
 from .records import ToolRecord
 from .simulator import LatencyModel
 from .source import ToolEnv
-from .tasks import generate_tasks
+from .tasks import check_families, generate_tasks
 
 __all__ = [
     "CATALOGS",
@@ -167,6 +167,8 @@ class EvalConfig:
         concurrency: episodes run at once per mode (a local model batches their turns);
             results, progress and trajectories stay in task order.
         dispatch: the dispatch limits of every episode (calls per turn, concurrency, timeout).
+        families: draw the tasks from these families only (``builtin`` catalog; None: the
+            split's own), e.g. to pool ≥ 60 tasks of the hidden-need families.
     """
 
     policy: str = "oracle"
@@ -184,6 +186,7 @@ class EvalConfig:
     distractors: int = 48
     concurrency: int = 1
     dispatch: DispatchConfig = field(default_factory=DispatchConfig)
+    families: list[str] | None = None
 
     def __post_init__(self) -> None:
         if self.catalog not in CATALOGS:
@@ -205,6 +208,10 @@ class EvalConfig:
         if self.llm_turn_s is not None and self.llm_turn_s < 0:
             raise ConfigError(f"--llm-turn-s: must be >= 0, got {self.llm_turn_s}")
         self.modes = parse_modes(self.modes)
+        if self.families is not None:
+            if self.catalog != "builtin":
+                raise ConfigError("--family: only the builtin catalog has task families")
+            self.families = check_families(self.families, self.split, owner="--family")
 
 
 class ModeSummary(BaseModel):
@@ -254,9 +261,15 @@ class EvalReport(BaseModel):
     n: int
     seed: int
     catalog: str = "builtin"
+    families: list[str] | None = None
     summaries: list[ModeSummary]
     episodes: list[EpisodeMetrics]
     comparisons: list[PairedComparison] = []
+
+    @property
+    def scope(self) -> str:
+        """What was evaluated, as one word: the split, with its families when they were chosen."""
+        return self.split if self.families is None else f"{self.split}:{'+'.join(self.families)}"
 
 
 def _simulated_call_s(
@@ -436,7 +449,7 @@ def load_outcomes(path: Path) -> dict[str, list[EpisodeMetrics]]:
     try:
         if isinstance(data, Mapping) and isinstance(data.get("splits"), list):
             groups = {
-                f"{report.split} {mode}": rows
+                f"{report.scope} {mode}": rows
                 for report in (EvalReport.model_validate(entry) for entry in data["splits"])
                 for mode, rows in _rows_by_mode(report).items()
             }
@@ -568,7 +581,7 @@ async def evaluate_toolenv(
         config: the evaluation settings.
         policy_factory: the policy for a task and mode; policies it returns are not closed
             here (the caller owns them, so one model can serve every episode).
-        tasks: the tasks to run (default: ``generate_tasks(config.n, seed=, split=)``).
+        tasks: the tasks to run (default: ``generate_tasks(config.n, seed=, split=, families=)``).
         base_env: the environment tasks are derived from (default: the built-in catalog).
         on_episode: called with each episode's metrics as it finishes (progress display).
         env_factory: the environment of each task (default: ``base_env.for_task(task)``);
@@ -578,7 +591,9 @@ async def evaluate_toolenv(
     chosen = (
         list(tasks)
         if tasks is not None
-        else generate_tasks(config.n, seed=config.seed, split=config.split)
+        else generate_tasks(
+            config.n, seed=config.seed, split=config.split, families=config.families
+        )
     )
     base = base_env or ToolEnv.builtin()
     make_env = env_factory or base.for_task
@@ -645,6 +660,7 @@ async def evaluate_toolenv(
         n=len(chosen),
         seed=config.seed,
         catalog=config.catalog,
+        families=config.families,
         summaries=summaries,
         episodes=rows,
     )
@@ -670,7 +686,7 @@ def markdown_table(report: EvalReport) -> str:
     titles += [title for title, _, _ in _PLAIN_COLUMNS]
     lines = [
         f"ToolEnv eval — policy `{report.policy}`, catalog `{report.catalog}`, "
-        f"split `{report.split}`, {report.n} tasks, seed {report.seed}. Brackets: 95% intervals "
+        f"split `{report.scope}`, {report.n} tasks, seed {report.seed}. Brackets: 95% intervals "
         "(Wilson for success, bootstrap over tasks for means).",
         "",
         "| " + " | ".join(titles) + " |",

@@ -40,7 +40,7 @@ def splits_markdown(runs: Sequence[SplitRun], *, command: str) -> str:
         "means); differences between modes are paired by task.",
     ]
     for run in runs:
-        lines += ["", f"## {run.report.split}", "", markdown_table(run.report).rstrip("\n"), ""]
+        lines += ["", f"## {run.report.scope}", "", markdown_table(run.report).rstrip("\n"), ""]
         lines += ["Example queries:", ""]
         lines += [f"{index}. {query}" for index, query in enumerate(run.examples, start=1)]
     return "\n".join(lines) + "\n"

@@ -52,12 +52,14 @@ async def run_eval(
     dispatch: DispatchConfig | None = None,
     summary: Path | None = None,
     command: str = "paraagent eval toolenv",
+    families: list[str] | None = None,
 ) -> Path:
     """Run the evaluation, print the table and write the report files; return the markdown path.
 
-    ``split`` ``all`` runs every split in turn, each into its own folder under ``out``; with
-    ``summary`` every split's table and example queries also go to ``summary``.md/.json
-    (:mod:`mcp_servers.toolenv.split_report`), ``command`` named there as how they were made.
+    ``families`` narrows the tasks to those families. ``split`` ``all`` runs every split in
+    turn, each into its own folder under ``out``; with ``summary`` every split's table and
+    example queries also go to ``summary``.md/.json (:mod:`mcp_servers.toolenv.split_report`),
+    ``command`` named there as how they were made.
 
     Raises:
         ConfigError: a bad option (unknown mode or split, bad policy spec, ``n`` < 1).
@@ -98,6 +100,7 @@ async def run_eval(
             distractors=distractors,
             concurrency=concurrency,
             dispatch=dispatch or DispatchConfig(),
+            families=families,
         )
 
     configs = [config_for(name) for name in splits]
@@ -131,7 +134,9 @@ async def run_eval(
             if records is not None:
                 tasks, env_factory = catalog_eval_setup(config, records)
             else:
-                tasks = generate_tasks(config.n, seed=config.seed, split=config.split)
+                tasks = generate_tasks(
+                    config.n, seed=config.seed, split=config.split, families=config.families
+                )
                 env_factory = None
             report = await evaluate_toolenv(
                 config, factory, tasks=tasks, on_episode=progress, env_factory=env_factory
@@ -165,6 +170,13 @@ def _command_line(**flags: object) -> str:
         f"--{name.replace('_', '-')} {value}" for name, value in flags.items() if value is not None
     ]
     return " ".join(parts)
+
+
+def _family_names(values: list[str] | None) -> list[str] | None:
+    """``--family`` values, comma-separated ones split (None: not given)."""
+    if values is None:
+        return None
+    return [name.strip() for value in values for name in value.split(",") if name.strip()]
 
 
 def compare_evaluations(first: Path, second: Path, console: Console) -> str:
@@ -222,6 +234,14 @@ def eval_toolenv_command(
     distractors: Annotated[
         int, typer.Option(min=0, help="Non-gold tools per task's toolspace with --catalog full.")
     ] = 48,
+    family: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME",
+            help="Draw the tasks from these builtin families only (repeat or comma-separate; "
+            "default: the split's own), e.g. the hidden-need ones.",
+        ),
+    ] = None,
     seed: Annotated[int, options.seed("Task generator seed.")] = 0,
     out: Annotated[
         Path | None,
@@ -297,12 +317,14 @@ def eval_toolenv_command(
                     max_calls_per_turn, max_concurrency, per_source_concurrency, call_timeout
                 ),
                 summary=summary,
+                families=_family_names(family),
                 command=_command_line(
                     policy=policy,
                     base_url=base_url,
                     mode=",".join(mode) if mode else None,
                     catalog=catalog,
                     split=split,
+                    family=",".join(_family_names(family) or []) or None,
                     n_tasks=n_tasks,
                     seed=seed,
                     distractors=distractors,

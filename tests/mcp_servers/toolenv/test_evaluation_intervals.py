@@ -188,3 +188,31 @@ def test_every_split_on_one_page(tmp_path: Path) -> None:
         if c.first.endswith("dev react")
     ]
     assert comparison.tasks == 1 and comparison.differences["turns"].estimate == 0.0
+
+
+def test_chosen_families_narrow_the_tasks_and_name_the_scope(tmp_path: Path) -> None:
+    stem = tmp_path / "hidden"
+    args = ["--split", "test-seen", "--family", "flight_packing,match_budget", "--n-tasks", "4"]
+    result = CliRunner().invoke(
+        _cli(),
+        [*args, "--mode", "paraact", "--llm-turn-s", "1", "--out", str(tmp_path / "run")]
+        + ["--summary", str(stem)],
+    )
+    assert result.exit_code == 0, result.output
+    page = stem.with_suffix(".md").read_text()
+    scope = "test-seen:flight_packing+match_budget"
+    assert f"## {scope}" in page and "--family flight_packing,match_budget" in page
+    [rows] = load_outcomes(stem.with_suffix(".json")).values()
+    assert set(load_outcomes(stem.with_suffix(".json"))) == {f"{scope} paraact"}
+    assert sorted(row.family for row in rows) == ["flight_packing"] * 2 + ["match_budget"] * 2
+    assert all(row.success for row in rows)
+
+
+def test_chosen_families_must_exist_suit_the_split_and_the_catalog() -> None:
+    with pytest.raises(ConfigError, match="--family: unknown nosuch"):
+        EvalConfig(families=["nosuch"])
+    with pytest.raises(ConfigError, match="may not use held-out families"):
+        EvalConfig(split="dev", families=["meeting_followup"])
+    with pytest.raises(ConfigError, match="only the builtin catalog"):
+        EvalConfig(catalog="full", families=["match_budget"])
+    assert EvalConfig(split="test-unseen-categories", families=["meeting_followup"]).families

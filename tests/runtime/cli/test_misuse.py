@@ -67,6 +67,8 @@ MISUSE = [
     ["train", "rl", "ablation", "--seed", "-1"],
     ["eval", "toolenv", "--split", "bogus"],
     ["eval", "toolenv", "--catalog", "bogus"],
+    ["eval", "toolenv", "--family", "nosuch"],
+    ["eval", "toolenv", "--split", "dev", "--family", "meeting_followup"],
 ]
 
 
