@@ -1,12 +1,14 @@
 """How people ask: hand-written phrasings per task family, split so test wording is never train's.
 
-Each family has a pool of templates per side: ``train`` (also ``dev`` and any non-test label,
-the wording the shipped policy was trained on comes first) and ``test`` (every ``test-*`` split).
-The two pools share no template, so a test query never repeats a train query's wording; a test
-(``tests/mcp_servers/toolenv/test_phrasing.py``) checks the pools are disjoint. ``dev`` uses the
-train wording on purpose: it picks checkpoints on unseen entities and worlds, and the test splits
-then add unseen wording on top. Dates, amounts and currencies are written as people write them
-("Sunday 1 June", "3 nights", "$250", "in euros"), drawn from the trace's style stream.
+Each seen family has four pools of templates (:class:`Phrasings`): ``train`` (the wording the
+first demos used; also ``builtin`` and any other label), ``paraphrases`` (more training wording,
+``train`` split only), ``dev`` and ``test`` (every ``test-*`` split). No two pools share a
+template, and the paraphrase and dev templates share no five-word run with the test ones (nor
+dev with training's); ``tests/mcp_servers/toolenv/test_phrasing.py`` checks both. ``dev`` has
+its own wording because a dev that reused the train wording picked a candidate (v2i, +18 points
+on it) that did not beat v1 once test wording was added on top (test-seen −3 points): dev now
+meets unseen wording as the test splits do. Dates, amounts and currencies are written as people
+write them ("Sunday 1 June", "3 nights", "$250", "in euros"), drawn from the trace's style stream.
 """
 
 from __future__ import annotations
@@ -31,17 +33,30 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Phrasings:
-    """The templates of one family: ``train`` for training-side splits, ``test`` for test ones.
+    """The templates of one family, one pool per side of the splits; no two pools share one.
 
-    Held-out families appear only in test splits; their ``train`` side is empty.
+    ``train`` is the wording of the first demonstrations: ``builtin`` and any other label draw
+    only it (so ``make run``'s tasks and the results recorded on them stay as they were);
+    ``paraphrases`` are more training wording, drawn by the ``train`` split alone; ``dev`` is
+    dev's own wording, so a choice made on dev meets wording it was not trained on, as every
+    test split does; ``test`` is the test splits'. Held-out families appear only in test
+    splits; their other pools are empty.
     """
 
     test: tuple[str, ...]
     train: tuple[str, ...] = ()
+    paraphrases: tuple[str, ...] = ()
+    dev: tuple[str, ...] = ()
 
     def pool(self, split: str) -> tuple[str, ...]:
         """The templates ``split`` draws from."""
-        return self.test if split in TEST_SPLITS or not self.train else self.train
+        if split in TEST_SPLITS or not self.train:
+            return self.test
+        if split == "dev":
+            return self.dev or self.train
+        if split == "train":
+            return self.train + self.paraphrases
+        return self.train
 
 
 def say(family: str, split: str, rng: random.Random, **slots: object) -> str:
@@ -126,6 +141,17 @@ PHRASINGS: dict[str, Phrasings] = {
             "Compare the current temperatures in {c}.",
             "I need the current conditions for {c} — temperature and sky, please.",
         ),
+        paraphrases=(
+            "Temperatures and conditions in {c} at this moment, please.",
+            "what's it like outside in {c} now",
+            "Give me a live weather report for {c}.",
+            "Is it sunny or raining in {c} today? I'd like the current temperature too.",
+            "Current weather for {c}?",
+        ),
+        dev=(
+            "Pull up the live conditions in {c}: how many degrees, and is it cloudy?",
+            "I'm curious about the weather in {c} as of now.",
+        ),
         test=(
             "Is it warm in {c} at the moment? Temperature and sky for each, please.",
             "quick weather check for {c} — temp and conditions?",
@@ -141,6 +167,17 @@ PHRASINGS: dict[str, Phrasings] = {
             "I'm on flight {n}. What's the weather like right now where I land?",
             "Where does {n} arrive, and how warm is it there at the moment?",
         ),
+        paraphrases=(
+            "Tell me the destination of {n} and the weather there today.",
+            "What's the current weather at the destination of flight {n}?",
+            "Which city is {n} bound for, and what are conditions like there now?",
+            "{n} destination weather?",
+            "Look up {n} and tell me the temperature in its arrival city.",
+        ),
+        dev=(
+            "Once {n} touches down, what temperature will greet me? Name the city too.",
+            "Find out where flight {n} is going and give me the weather there at present.",
+        ),
         test=(
             "Landing soon on {n} — how warm is it at the other end right now?",
             "{n}: which city does it land in and what's the temperature there now?",
@@ -155,6 +192,17 @@ PHRASINGS: dict[str, Phrasings] = {
             "What is one share of {name} ({sym}) worth in {cur} right now?",
             "Convert the current {sym} share price to {cur}.",
         ),
+        paraphrases=(
+            "Price of {sym} expressed in {curw}, please.",
+            "How many {curw} would I need to buy one {name} share today?",
+            "{name} stock in {cur}?",
+            "Quote {sym} for me, but in {cur} rather than its home currency.",
+            "What does {name} ({sym}) cost per share if I pay in {curw}?",
+        ),
+        dev=(
+            "Show me the {sym} share price after conversion into {curw}.",
+            "I want to know what a {name} share costs today, in {cur}.",
+        ),
         test=(
             "How much is a single {name} share in {curw} today?",
             "{sym} price, converted to {curw}?",
@@ -166,6 +214,21 @@ PHRASINGS: dict[str, Phrasings] = {
         train=(
             "Find the cheapest hotel in each of {c} for {n} night(s) from {d}, with the total "
             "price.",
+        ),
+        paraphrases=(
+            "For {nights} from {d}, which hotel is the lowest-priced in each of {c}? Include "
+            "the total.",
+            "Lowest total hotel price in {c}, staying {nights} and arriving {day}.",
+            "Hotel hunt across {c}: arriving {d} for {n} nights. Give the best-priced one per "
+            "city and what it comes to.",
+            "I'm staying {nights} from {day}. Tell me the least expensive hotel in every one of "
+            "{c} and its total cost.",
+            "What would the cheapest hotel cost in total in each of {c} for {nights} starting {d}?",
+        ),
+        dev=(
+            "Over {nights} beginning {day}, where is it cheapest to sleep in {c}? One hotel per "
+            "city, total cost.",
+            "Lowest-cost hotel per city for {c}: check in {d}, {n} nights, overall price each.",
         ),
         test=(
             "Cheapest place to stay in each of {c}? {nights} from {day}, total price please.",
@@ -182,6 +245,22 @@ PHRASINGS: dict[str, Phrasings] = {
             "I'm taking {n} tomorrow. Give me a briefing for my destination: current "
             "temperature, local time, and the cheapest hotel for 2 nights from {d} with its "
             "total in {cur}.",
+        ),
+        paraphrases=(
+            "Tomorrow's trip is on {n}. For the arrival city tell me the temperature now, the "
+            "local time, and the lowest-priced 2-night hotel from {d} (total in {cur}).",
+            "Get me ready for flight {n} tomorrow: destination weather, destination time, and "
+            "the least expensive two-night hotel starting {day}, total converted to {curw}.",
+            "I board {n} tomorrow. What's the temperature and the clock at the destination, and "
+            "which hotel is cheapest for 2 nights from {d}? Give its total in {curw}.",
+            "Destination rundown for {n} (tomorrow): current temperature, local time, cheapest "
+            "2-night hotel from {day} with the total in {cur}.",
+        ),
+        dev=(
+            "Taking {n} tomorrow. What's the arrival city's current temperature and local time, "
+            "and the lowest total for a 2-night hotel from {d}, converted into {curw}?",
+            "Summarise my arrival city for {n} tomorrow: weather now, the time there, and the "
+            "cheapest two-night hotel beginning {day}, total in {cur}.",
         ),
         test=(
             "Flying {n} tomorrow ({day}). Brief me on where I'm going: temperature now, what "
@@ -200,6 +279,21 @@ PHRASINGS: dict[str, Phrasings] = {
             "Will it be warm for the {t}' next game? Tell me the date, the city and the "
             "expected high.",
         ),
+        paraphrases=(
+            "What's the date and city of the {t}' next fixture, and how high will the "
+            "temperature get there?",
+            "The {t} next play where and when? Also the forecast high for that day.",
+            "Give me the {t}' upcoming game (date, venue city) plus the predicted maximum "
+            "temperature.",
+            "next {t} fixture: when, where, expected high",
+            "I might go to the {t}' next game. Where and when is it, and what top temperature "
+            "is forecast?",
+        ),
+        dev=(
+            "Find the {t}' upcoming fixture and the forecast maximum at the venue that day, "
+            "with its date and city.",
+            "Upcoming {t} game: date, location, and how warm it's expected to be there.",
+        ),
         test=(
             "Planning to catch the {t} next time they play: where, when, and how hot is it "
             "supposed to get?",
@@ -212,6 +306,19 @@ PHRASINGS: dict[str, Phrasings] = {
     ),
     "email_contact": Phrasings(
         train=("Email {name} a short note about {topic} and tell me which address you used.",),
+        paraphrases=(
+            "Could you message {name} by email about {topic}? Report back the address.",
+            "Shoot {name} an email on {topic} and let me know their email address.",
+            "Get a note to {name} by email concerning {topic}, and tell me the address.",
+            "I need {name} emailed about {topic}. Whose address did you use?",
+            "Contact {name} by email about {topic} and report the address used.",
+        ),
+        dev=(
+            "Look up {name}'s email, send them a quick line on {topic}, then report which "
+            "address it was.",
+            "Please fire off an email to {name} on the subject of {topic}; what address did it "
+            "use?",
+        ),
         test=(
             "Drop {name} a quick email about {topic}, then tell me which address it went to.",
             "Can you send {name} a short message re {topic}? Let me know the email you used.",
@@ -225,6 +332,22 @@ PHRASINGS: dict[str, Phrasings] = {
             "How far apart are {a} and {b} as the crow flies, and how many hours ahead of {b} "
             "is {a}?",
         ),
+        paraphrases=(
+            "Distance from {a} to {b} in km, and the hour difference between {a} and {b}?",
+            "Tell me the kilometres between {a} and {b}, as well as how far ahead {a}'s clock "
+            "is compared with {b}.",
+            "{a} and {b}: kilometres between them, and {a}'s time offset from {b} in hours?",
+            "Compare {a} with {b}: how far is one from the other, and {a}'s lead over {b} in "
+            "hours?",
+            "Give me the great-circle distance from {a} to {b}, and the number of hours {a} is "
+            "ahead of {b}.",
+        ),
+        dev=(
+            "How many kilometres is it from {a} over to {b}, and how much later is the clock in "
+            "{a} than in {b}?",
+            "Work out how far {a} is from {b}, plus the gap in hours between their clocks ({a} "
+            "relative to {b}).",
+        ),
         test=(
             "Straight-line distance between {a} and {b}? And how many hours is {a} ahead of {b}?",
             "If I'm in {a} calling {b}, how many hours ahead am I, and how far apart are we as "
@@ -237,6 +360,17 @@ PHRASINGS: dict[str, Phrasings] = {
     ),
     "stock_compare": Phrasings(
         train=("Give me the latest share prices of {s}.",),
+        paraphrases=(
+            "Current prices for {s}, please.",
+            "Look up the share price of each of {s}.",
+            "What's the latest quote on {s}?",
+            "Show me where {s} stand today.",
+            "Check {s} stock prices for me.",
+        ),
+        dev=(
+            "I'd like today's share prices for {s}.",
+            "Fetch stock quotes: {s}.",
+        ),
         test=(
             "What are {s} trading at?",
             "quotes for {s} please",
@@ -253,6 +387,19 @@ PHRASINGS: dict[str, Phrasings] = {
             "Packing for {n}, leaving {day}: what will the weather be like when I get there, "
             "and what time is it there at the moment?",
             "I'm on {n} {day} — jacket or t-shirt? And tell me the current time at the other end.",
+        ),
+        paraphrases=(
+            "Flying {n} on {day}. Tell me the weather I'll land into and the time there right now.",
+            "What should I wear off {n} on {day}, and what's the current local time at the "
+            "destination?",
+            "Before I take {n} on {day}, give me the destination forecast and its present local "
+            "time.",
+        ),
+        dev=(
+            "I'm booked on {n} for {day}. Suitcase advice from the forecast where it lands, "
+            "plus the clock reading there now?",
+            "{n} leaves {day}. What weather should I dress for on arrival, and what's the hour "
+            "there currently?",
         ),
         test=(
             "Help me pack: I'm taking {n} on {day}. What's the weather going to be, and what "
@@ -275,6 +422,20 @@ PHRASINGS: dict[str, Phrasings] = {
             "Work out what {amount} is worth at the {t}' next game, and tell me where and when "
             "it is.",
         ),
+        paraphrases=(
+            "Taking {amount} to the {t}' next match. Give me the place and date, and that sum "
+            "in local money.",
+            "How much is {amount} worth in the currency where the {t} play next? Include the "
+            "date and city.",
+            "I have {amount} for the next {t} game. Tell me the venue, the date, and the local "
+            "value of my cash.",
+        ),
+        dev=(
+            "If I bring {amount} to watch the {t} next time, what does it convert to at the "
+            "venue, and where and when is the game?",
+            "Next time the {t} play I'll have {amount} on me. Date, city, and its value in the "
+            "local currency?",
+        ),
         test=(
             "Budget check: {amount} for the {t}' upcoming game. Which city, what date, and "
             "what's that in the money they use there?",
@@ -290,6 +451,16 @@ PHRASINGS: dict[str, Phrasings] = {
             "Would I be waking up {names} if I phoned now? Where are they and what's their "
             "local time?",
             "Check the local time for {names} before I ring.",
+        ),
+        paraphrases=(
+            "What's the current time for {names}?",
+            "Ahead of phoning {names}, tell me where they are and their local time.",
+            "Find out the local time of {names} right now.",
+        ),
+        dev=(
+            "Is now an OK moment to ring {names}, or is it the middle of the night for them? "
+            "City and time, please.",
+            "For {names}: which city, and what hour is it there now?",
         ),
         test=(
             "Can I call {names} now without it being rude? Tell me their city and the time there.",

@@ -3,28 +3,74 @@
 from __future__ import annotations
 
 import random
+import re
 import string
 from datetime import date
 
 from mcp_servers.toolenv.phrasing import PHRASINGS, human_date, money, nights_words
-from mcp_servers.toolenv.tasks import ALL_FAMILIES, FAMILIES
+from mcp_servers.toolenv.tasks import ALL_FAMILIES, FAMILIES, builtin_tasks, generate_tasks
 
 
 def _slots(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
-def test_every_family_has_phrasings_and_test_never_reuses_train_wording() -> None:
+def _runs(template: str, length: int = 5) -> set[tuple[str, ...]]:
+    """Runs of ``length`` words, lower-cased, every slot read as the same word."""
+    words: list[str] = []
+    for literal, name, _, _ in string.Formatter().parse(template):
+        words += re.findall(r"[a-z0-9'-]+", literal.lower())
+        words += ["{}"] if name else []
+    return {tuple(words[i : i + length]) for i in range(len(words) - length + 1)}
+
+
+def _all_runs(templates: tuple[str, ...]) -> set[tuple[str, ...]]:
+    return set().union(*map(_runs, templates))
+
+
+def test_every_family_has_phrasings_and_no_two_pools_share_a_template() -> None:
     assert set(PHRASINGS) == set(ALL_FAMILIES)
     for family, phrasings in PHRASINGS.items():
+        pools = (phrasings.train, phrasings.paraphrases, phrasings.dev, phrasings.test)
         assert len(phrasings.test) >= 2, family
-        assert not set(phrasings.test) & set(phrasings.train), family
+        assert sum(map(len, pools)) == len(set().union(*pools)), family
         if family in FAMILIES:
-            assert phrasings.train, family
+            assert phrasings.train and len(phrasings.paraphrases) >= 3, family
+            assert len(phrasings.dev) >= 2, family
             assert phrasings.pool("test-seen") == phrasings.test
-            assert phrasings.pool("train") == phrasings.pool("dev") == phrasings.train
+            assert phrasings.pool("dev") == phrasings.dev
+            assert phrasings.pool("train") == phrasings.train + phrasings.paraphrases
+            assert phrasings.pool("builtin") == phrasings.train
         else:
             assert phrasings.pool("test-unseen-tools") == phrasings.test
+            assert phrasings.pool("dev") == phrasings.test
+
+
+def test_paraphrase_and_dev_wording_keep_clear_of_the_test_wording() -> None:
+    for family, phrasings in PHRASINGS.items():
+        test_runs = _all_runs(phrasings.test)
+        training_runs = _all_runs(phrasings.train + phrasings.paraphrases)
+        slots = set().union(*map(_slots, phrasings.train + phrasings.test))
+        for template in phrasings.paraphrases + phrasings.dev:
+            assert not _runs(template) & test_runs, (family, template)
+            assert _slots(template) <= slots, (family, template)
+        for template in phrasings.dev:
+            assert not _runs(template) & training_runs, (family, template)
+
+
+def test_dev_queries_use_dev_wording_and_builtin_ones_the_first_wording() -> None:
+    for task in generate_tasks(24, seed=3, split="dev"):
+        assert any(_matches(t, task.query) for t in PHRASINGS[task.family].dev), task.query
+    for task in builtin_tasks():
+        assert any(_matches(t, task.query) for t in PHRASINGS[task.family].train), task.query
+
+
+def _matches(template: str, query: str) -> bool:
+    pattern = "".join(
+        re.escape(literal) + ("(.+)" if name else "")
+        for literal, name, _, _ in string.Formatter().parse(template)
+    )
+    return re.fullmatch(pattern, query, flags=re.DOTALL) is not None
 
 
 def test_test_pools_vary_slot_order_and_register() -> None:

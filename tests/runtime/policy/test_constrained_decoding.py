@@ -186,7 +186,11 @@ async def test_the_agent_hands_the_loaded_tools_to_the_constraint(ort: OnnxGenAI
 
 @pytest.mark.slow
 async def test_the_shipped_policy_keeps_its_valid_turns() -> None:
-    """Where the shipped policy's free turn is already valid, the constrained turn equals it."""
+    """Where the shipped policy's free turn already fits the grammar, the constrained one equals it.
+
+    Fits: strictly valid, and every call's arguments valid under its closed schema (a free turn
+    may add keys such as ``"type"`` to ``search_tools``; the grammar rightly refuses them).
+    """
     from mcp_servers.toolenv import ToolEnv, generate_tasks
     from paraagent_runtime.meta import META_TOOL_SPECS
     from paraagent_runtime.policy import policy_from_spec
@@ -208,8 +212,31 @@ async def test_the_shipped_policy_keeps_its_valid_turns() -> None:
         free = await policy.complete(prompt, sampling=sampling)
         policy.constrained = True
         constrained = await policy.complete(prompt, sampling=sampling)
-        if free.finish_reason == "stop" and parse_turn(free.text, strict=True).valid:
+        turn = parse_turn(free.text, strict=True)
+        if free.finish_reason == "stop" and turn.valid and _fit_their_schemas(turn.calls, listed):
             assert constrained.token_ids == free.token_ids, (free.text, constrained.text)
             compared += 1
     assert compared >= 1
     await policy.aclose()
+
+
+def _closed(schema: Any) -> Any:
+    """``schema`` as the grammar reads it: an object that lists properties takes no others."""
+    if isinstance(schema, list):
+        return [_closed(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    closed = {key: _closed(value) for key, value in schema.items()}
+    if "properties" in closed:
+        closed.setdefault("additionalProperties", False)
+    return closed
+
+
+def _fit_their_schemas(calls: Any, specs: Any) -> bool:
+    """Every call names a listed tool and its arguments are valid under the closed schema."""
+    schemas = {spec.name: _closed(spec.input_schema) for spec in specs}
+    return all(
+        call.name in schemas
+        and jsonschema.Draft202012Validator(schemas[call.name]).is_valid(call.arguments)
+        for call in calls
+    )
