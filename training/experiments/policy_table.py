@@ -194,7 +194,7 @@ def policy_table(policies: Mapping[str, Sequence[Path]], *, baseline: str) -> Po
             base = reference.get(split) if name != baseline else None
             rows.append(_row(name, split, episodes, base))
             subset = [row for row in episodes if row.family in hidden]
-            if subset:
+            if subset and len(subset) < len(episodes):  # a hidden-need-only run is its own row
                 base_subset = None if base is None else [r for r in base if r.family in hidden]
                 rows.append(_row(name, f"{split}, {HIDDEN_NEED}", subset, base_subset))
     return PolicyTable(

@@ -108,3 +108,10 @@ def test_the_command_prints_the_table_and_misuse_exits_2(
     assert "| v1 | dev | 8 | 25.0 [" in result.output and (tmp_path / "t.md").is_file()
     bad = CliRunner().invoke(train_app, ["table", "v2", "--baseline", "v2"])
     assert bad.exit_code == 2 and "NAME=FILE" in bad.output
+
+
+def test_a_run_of_hidden_need_families_only_gets_no_duplicate_subset_row(tmp_path: Path) -> None:
+    rows = [_row(i, "contact_local_time", success=i == 0) for i in range(4)]
+    files = {"v2": [_write(tmp_path / "hidden.json", "v2", "test-seen", rows)]}
+    [row] = policy_table(files, baseline="v2").rows
+    assert (row.split, row.tasks, row.success) == ("test-seen", 4, wilson(1, 4))
