@@ -122,6 +122,11 @@ CATALOGS: tuple[str, ...] = ("builtin", "full")
 """``builtin``: hand-written task families; ``full``: description-driven real-catalog tasks."""
 
 
+def listed(values: Sequence[str]) -> list[str]:
+    """A repeatable, comma-separable option's values as one list (stripped, empty ones dropped)."""
+    return [item.strip() for value in values for item in value.split(",") if item.strip()]
+
+
 def parse_modes(modes: Sequence[str]) -> list[AgentMode]:
     """Expand ``--mode`` values (repeatable, comma-separated, or ``all``) into agent modes.
 
@@ -129,15 +134,13 @@ def parse_modes(modes: Sequence[str]) -> list[AgentMode]:
         ConfigError: an unknown mode, or none at all.
     """
     chosen: list[AgentMode] = []
-    for value in modes:
-        for part in value.split(","):
-            name = part.strip().lower()
-            if name == "all":
-                chosen.extend(MODES)
-            elif name in MODES:
-                chosen.append(name)  # type: ignore[arg-type]
-            elif name:
-                raise ConfigError(f"--mode: unknown mode {name!r} (use {', '.join(MODES)} or all)")
+    for name in (item.lower() for item in listed(modes)):
+        if name == "all":
+            chosen.extend(MODES)
+        elif name in MODES:
+            chosen.append(name)  # type: ignore[arg-type]
+        else:
+            raise ConfigError(f"--mode: unknown mode {name!r} (use {', '.join(MODES)} or all)")
     if not chosen:
         raise ConfigError(f"--mode: give at least one of {', '.join(MODES)} or all")
     return list(dict.fromkeys(chosen))
@@ -168,7 +171,8 @@ class EvalConfig:
             results, progress and trajectories stay in task order.
         dispatch: the dispatch limits of every episode (calls per turn, concurrency, timeout).
         families: draw the tasks from these families only (``builtin`` catalog; None: the
-            split's own), e.g. to pool ≥ 60 tasks of the hidden-need families.
+            split's own; comma-separated values are split), e.g. to pool ≥ 60 tasks of the
+            hidden-need families.
     """
 
     policy: str = "oracle"
@@ -211,7 +215,12 @@ class EvalConfig:
         if self.families is not None:
             if self.catalog != "builtin":
                 raise ConfigError("--family: only the builtin catalog has task families")
-            self.families = check_families(self.families, self.split, owner="--family")
+            names = self.families if isinstance(self.families, str) else listed(self.families)
+            self.families = check_families(names, self.split, owner="--family")
+
+    def tasks(self) -> list[Task]:
+        """The built-in tasks this config names: ``n`` of its split (and families), seeded."""
+        return generate_tasks(self.n, seed=self.seed, split=self.split, families=self.families)
 
 
 class ModeSummary(BaseModel):
@@ -581,20 +590,14 @@ async def evaluate_toolenv(
         config: the evaluation settings.
         policy_factory: the policy for a task and mode; policies it returns are not closed
             here (the caller owns them, so one model can serve every episode).
-        tasks: the tasks to run (default: ``generate_tasks(config.n, seed=, split=, families=)``).
+        tasks: the tasks to run (default: :meth:`EvalConfig.tasks`).
         base_env: the environment tasks are derived from (default: the built-in catalog).
         on_episode: called with each episode's metrics as it finishes (progress display).
         env_factory: the environment of each task (default: ``base_env.for_task(task)``);
             catalog tasks use :func:`~mcp_servers.toolenv.catalog_tasks.catalog_task_env`.
         trajectory: also write every episode (all modes, task order) to this open writer.
     """
-    chosen = (
-        list(tasks)
-        if tasks is not None
-        else generate_tasks(
-            config.n, seed=config.seed, split=config.split, families=config.families
-        )
-    )
+    chosen = list(tasks) if tasks is not None else config.tasks()
     base = base_env or ToolEnv.builtin()
     make_env = env_factory or base.for_task
     rows: list[EpisodeMetrics] = []

@@ -75,7 +75,6 @@ async def run_eval(
     )
     from mcp_servers.toolenv.oracle import oracle_policy
     from mcp_servers.toolenv.split_report import EXAMPLES_PER_SPLIT, SplitRun, write_splits
-    from mcp_servers.toolenv.tasks import generate_tasks
 
     from ..dispatch import DispatchConfig
     from ..policy import policy_from_spec
@@ -134,9 +133,7 @@ async def run_eval(
             if records is not None:
                 tasks, env_factory = catalog_eval_setup(config, records)
             else:
-                tasks = generate_tasks(
-                    config.n, seed=config.seed, split=config.split, families=config.families
-                )
+                tasks = config.tasks()
                 env_factory = None
             report = await evaluate_toolenv(
                 config, factory, tasks=tasks, on_episode=progress, env_factory=env_factory
@@ -170,13 +167,6 @@ def _command_line(**flags: object) -> str:
         f"--{name.replace('_', '-')} {value}" for name, value in flags.items() if value is not None
     ]
     return " ".join(parts)
-
-
-def _family_names(values: list[str] | None) -> list[str] | None:
-    """``--family`` values, comma-separated ones split (None: not given)."""
-    if values is None:
-        return None
-    return [name.strip() for value in values for name in value.split(",") if name.strip()]
 
 
 def compare_evaluations(first: Path, second: Path, console: Console) -> str:
@@ -317,14 +307,14 @@ def eval_toolenv_command(
                     max_calls_per_turn, max_concurrency, per_source_concurrency, call_timeout
                 ),
                 summary=summary,
-                families=_family_names(family),
+                families=family,
                 command=_command_line(
                     policy=policy,
                     base_url=base_url,
                     mode=",".join(mode) if mode else None,
                     catalog=catalog,
                     split=split,
-                    family=",".join(_family_names(family) or []) or None,
+                    family=",".join(family) if family else None,
                     n_tasks=n_tasks,
                     seed=seed,
                     distractors=distractors,
