@@ -79,6 +79,10 @@ class AgentConfig:
         strict: parse turns strictly (training) instead of salvaging (serving).
         pass_tool_schemas: also send the loaded tools as OpenAI ``tools`` to the backend.
         system_prompt_extra: text appended to the system prompt.
+        prefetch_tools: before the first turn, search the toolspace with the task's text and
+            load the best N tools, listed with their schemas in the system prompt (0: none; the
+            meta-tools stay, so the model can still search). Retrieval on the whole request
+            finds tools the policy would not know to ask for (held-out tools and categories).
     """
 
     mode: AgentMode = DEFAULT_MODE
@@ -89,6 +93,7 @@ class AgentConfig:
     strict: bool = False
     pass_tool_schemas: bool = False
     system_prompt_extra: str = ""
+    prefetch_tools: int = 0
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -97,6 +102,8 @@ class AgentConfig:
             )
         if self.max_turns < 1:
             raise ConfigError(f"max_turns: must be at least 1, got {self.max_turns}")
+        if self.prefetch_tools < 0:
+            raise ConfigError(f"prefetch_tools: must be 0 or more, got {self.prefetch_tools}")
         try:
             check_max_repeated_turns(self.max_repeated_turns)
         except ConfigError as exc:
@@ -195,6 +202,10 @@ class Agent:
     async def _loop(self, episode: Episode, emit: Callable[[AgentEvent], Awaitable[None]]) -> None:
         config = self.config
         session = await self.toolspace.new_session()
+        if config.prefetch_tools and not self.toolspace.preloads_every_tool:
+            found = await self.toolspace.search(episode.task, top_k=config.prefetch_tools)
+            episode.prefetched_tools = [spec.name for spec in found]
+            session.load(episode.prefetched_tools)
         preloaded = session.loaded_tools
         messages = [
             Message(

@@ -63,7 +63,11 @@ class TurnRecord(BaseModel):
 
 
 class Episode(BaseModel):
-    """A whole run of the agent on one task."""
+    """A whole run of the agent on one task.
+
+    ``prefetched_tools`` are the tools the runtime loaded from the task's text before the first
+    turn (:attr:`~paraagent_runtime.agent.AgentConfig.prefetch_tools`), best first.
+    """
 
     id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
     task_id: str | None = None
@@ -72,6 +76,7 @@ class Episode(BaseModel):
     model: str = ""
     messages: list[Message] = Field(default_factory=list)
     turns: list[TurnRecord] = Field(default_factory=list)
+    prefetched_tools: list[str] = Field(default_factory=list)
     answer: str | None = None
     status: EpisodeStatus = "answered"
     error: str | None = None

@@ -173,6 +173,8 @@ class EvalConfig:
         families: draw the tasks from these families only (``builtin`` catalog; None: the
             split's own; comma-separated values are split), e.g. to pool ≥ 60 tasks of the
             hidden-need families.
+        prefetch_tools: load the N tools that best match each task's text before its first
+            turn (:attr:`~paraagent_runtime.agent.AgentConfig.prefetch_tools`; 0: none).
     """
 
     policy: str = "oracle"
@@ -191,6 +193,7 @@ class EvalConfig:
     concurrency: int = 1
     dispatch: DispatchConfig = field(default_factory=DispatchConfig)
     families: list[str] | None = None
+    prefetch_tools: int = 0
 
     def __post_init__(self) -> None:
         if self.catalog not in CATALOGS:
@@ -201,6 +204,8 @@ class EvalConfig:
             raise ConfigError(f"--distractors: must be >= 0, got {self.distractors}")
         if self.concurrency < 1:
             raise ConfigError(f"--concurrency: must be >= 1, got {self.concurrency}")
+        if self.prefetch_tools < 0:
+            raise ConfigError(f"--prefetch-tools: must be >= 0, got {self.prefetch_tools}")
         if self.split not in SPLITS:
             raise ConfigError(
                 f"--split: unknown split {self.split!r} (use one of {', '.join(SPLITS)})"
@@ -262,7 +267,8 @@ class PairedComparison(BaseModel):
 class EvalReport(BaseModel):
     """A whole evaluation: settings, summaries per mode, every episode, paired mode differences.
 
-    ``comparisons`` holds each mode minus the first mode, paired by task (:func:`compare_modes`).
+    ``comparisons`` holds each mode minus the first mode, paired by task (:func:`compare_modes`);
+    ``prefetch_tools`` is :attr:`EvalConfig.prefetch_tools` of the run.
     """
 
     policy: str
@@ -271,6 +277,7 @@ class EvalReport(BaseModel):
     seed: int
     catalog: str = "builtin"
     families: list[str] | None = None
+    prefetch_tools: int = 0
     summaries: list[ModeSummary]
     episodes: list[EpisodeMetrics]
     comparisons: list[PairedComparison] = []
@@ -295,7 +302,7 @@ def _simulated_call_s(
 
 
 def _surfaced(episode: Episode) -> set[str]:
-    names: set[str] = set()
+    names: set[str] = set(episode.prefetched_tools)
     for turn in episode.turns:
         for call, result in zip(turn.calls, turn.results, strict=False):
             if not result.ok:
@@ -608,6 +615,7 @@ async def evaluate_toolenv(
             max_repeated_turns=config.max_repeated_turns,
             sampling=config.sampling,
             dispatch=config.dispatch,
+            prefetch_tools=config.prefetch_tools,
         )
         writer = TrajectoryWriter(config.out / f"trajectories-{mode}.jsonl") if config.out else None
 
@@ -664,6 +672,7 @@ async def evaluate_toolenv(
         seed=config.seed,
         catalog=config.catalog,
         families=config.families,
+        prefetch_tools=config.prefetch_tools,
         summaries=summaries,
         episodes=rows,
     )
@@ -689,7 +698,14 @@ def markdown_table(report: EvalReport) -> str:
     titles += [title for title, _, _ in _PLAIN_COLUMNS]
     lines = [
         f"ToolEnv eval — policy `{report.policy}`, catalog `{report.catalog}`, "
-        f"split `{report.scope}`, {report.n} tasks, seed {report.seed}. Brackets: 95% intervals "
+        f"split `{report.scope}`, {report.n} tasks, seed {report.seed}"
+        + (
+            f", the {report.prefetch_tools} tools best matching each task loaded before its "
+            "first turn"
+            if report.prefetch_tools
+            else ""
+        )
+        + ". Brackets: 95% intervals "
         "(Wilson for success, bootstrap over tasks for means).",
         "",
         "| " + " | ".join(titles) + " |",

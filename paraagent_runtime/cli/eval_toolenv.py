@@ -53,10 +53,12 @@ async def run_eval(
     summary: Path | None = None,
     command: str = "paraagent eval toolenv",
     families: list[str] | None = None,
+    prefetch_tools: int = 0,
 ) -> Path:
     """Run the evaluation, print the table and write the report files; return the markdown path.
 
-    ``families`` narrows the tasks to those families. ``split`` ``all`` runs every split in
+    ``families`` narrows the tasks to those families; ``prefetch_tools`` loads that many tools
+    matching each task's text before its first turn. ``split`` ``all`` runs every split in
     turn, each into its own folder under ``out``; with ``summary`` every split's table and
     example queries also go to ``summary``.md/.json (:mod:`mcp_servers.toolenv.split_report`),
     ``command`` named there as how they were made.
@@ -100,6 +102,7 @@ async def run_eval(
             concurrency=concurrency,
             dispatch=dispatch or DispatchConfig(),
             families=families,
+            prefetch_tools=prefetch_tools,
         )
 
     configs = [config_for(name) for name in splits]
@@ -232,6 +235,15 @@ def eval_toolenv_command(
             "default: the split's own), e.g. the hidden-need ones.",
         ),
     ] = None,
+    prefetch_tools: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            metavar="N",
+            help="Load the N tools that best match each task's text before its first turn "
+            "(retrieval on the whole request; search_tools stays available) [default: 0, none].",
+        ),
+    ] = 0,
     seed: Annotated[int, options.seed("Task generator seed.")] = 0,
     out: Annotated[
         Path | None,
@@ -308,6 +320,7 @@ def eval_toolenv_command(
                 ),
                 summary=summary,
                 families=family,
+                prefetch_tools=prefetch_tools,
                 command=_command_line(
                     policy=policy,
                     base_url=base_url,
@@ -315,6 +328,7 @@ def eval_toolenv_command(
                     catalog=catalog,
                     split=split,
                     family=",".join(family) if family else None,
+                    prefetch_tools=prefetch_tools or None,
                     n_tasks=n_tasks,
                     seed=seed,
                     distractors=distractors,

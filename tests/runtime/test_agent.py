@@ -325,6 +325,24 @@ def test_config_is_validated() -> None:
     for bad in (1, -1):
         with pytest.raises(ConfigError, match="max_repeated_turns: must be 0"):
             AgentConfig(max_repeated_turns=bad)
+    with pytest.raises(ConfigError, match="prefetch_tools"):
+        AgentConfig(prefetch_tools=-1)
+
+
+async def test_prefetch_loads_the_tools_the_task_text_finds_before_the_first_turn(
+    toolspace,
+) -> None:
+    task = "Weather forecast for a city: Paris and Rome"
+    policy = ScriptedPolicy([EXECUTE, "<answer>x</answer>"])
+    episode = await Agent(policy, toolspace, AgentConfig(prefetch_tools=1)).run(task)
+    assert episode.prefetched_tools == ["forecast"]
+    prompt = policy.calls[0][0].content
+    assert "These tools are already loaded" in prompt and '"name": "forecast"' in prompt
+    assert "search_tools(query, top_k=5)" in prompt  # the rest of the toolspace is a search away
+    assert [r.ok for r in episode.turns[0].results] == [True, True]
+    without = await Agent(ScriptedPolicy([EXECUTE, "<answer>x</answer>"]), toolspace).run(task)
+    assert without.prefetched_tools == []
+    assert [r.error_kind for r in without.turns[0].results] == [ToolErrorKind.UNLOADED_TOOL] * 2
 
 
 async def test_system_prompt_lists_preloaded_tools_for_small_toolspaces(toolspace) -> None:

@@ -61,6 +61,30 @@ async def test_oracle_solves_the_held_out_splits(split: str) -> None:
     assert {row.task_id.split("-00")[0] for row in report.episodes} == {f"{split}-2"}
 
 
+async def test_prefetch_is_recorded_counted_as_surfaced_and_captioned(tmp_path: Path) -> None:
+    config = EvalConfig(
+        modes=["paraact"], split="test-unseen-tools", n=2, seed=1, out=tmp_path, prefetch_tools=4
+    )
+    report = await evaluate_toolenv(config, oracle_policy)
+    assert report.prefetch_tools == 4 and report.summaries[0].success_rate == 1.0
+    assert "the 4 tools best matching each task loaded before its first turn" in markdown_table(
+        report
+    )
+    episodes = list(read_episodes(tmp_path / "trajectories-paraact.jsonl", strict=True))
+    for episode, row in zip(episodes, report.episodes, strict=True):
+        searched = {
+            card["name"]
+            for turn in episode.turns
+            for result in turn.results
+            if result.name == "search_tools"
+            for card in result.content
+        }
+        assert len(episode.prefetched_tools) == 4
+        assert row.loaded_tools == len(searched | set(episode.prefetched_tools))
+    with pytest.raises(ConfigError, match="--prefetch-tools"):
+        EvalConfig(prefetch_tools=-1)
+
+
 async def test_report_files_and_trajectories(tmp_path: Path) -> None:
     tasks = generate_tasks(2, seed=5, split="test-seen")
     config = EvalConfig(modes=["paraact", "react"], n=2, seed=5, out=tmp_path)

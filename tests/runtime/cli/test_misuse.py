@@ -69,6 +69,7 @@ MISUSE = [
     ["eval", "toolenv", "--catalog", "bogus"],
     ["eval", "toolenv", "--family", "nosuch"],
     ["eval", "toolenv", "--split", "dev", "--family", "meeting_followup"],
+    ["eval", "toolenv", "--prefetch-tools", "-1"],
 ]
 
 
