@@ -62,6 +62,7 @@ def chat_command(
     max_turns: Annotated[int, options.max_turns("Turns before a task gives up.")] = (
         options.DEFAULT_MAX_TURNS
     ),
+    prefetch_tools: Annotated[int, options.prefetch_tools()] = 0,
     seed: Annotated[int, options.seed("ToolEnv world seed.")] = 0,
     toolenv: Annotated[bool | None, options.toolenv()] = None,
     history_dir: Annotated[
@@ -98,6 +99,7 @@ def chat_command(
         agent_config=AgentConfig(
             mode=mode.value,  # type: ignore[arg-type]
             max_turns=max_turns,
+            prefetch_tools=prefetch_tools,
             dispatch=options.dispatch_limits(
                 max_calls_per_turn, max_concurrency, per_source_concurrency, call_timeout
             ),

@@ -235,15 +235,7 @@ def eval_toolenv_command(
             "default: the split's own), e.g. the hidden-need ones.",
         ),
     ] = None,
-    prefetch_tools: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            metavar="N",
-            help="Load the N tools that best match each task's text before its first turn "
-            "(retrieval on the whole request; search_tools stays available) [default: 0, none].",
-        ),
-    ] = 0,
+    prefetch_tools: Annotated[int, options.prefetch_tools()] = 0,
     seed: Annotated[int, options.seed("Task generator seed.")] = 0,
     out: Annotated[
         Path | None,

@@ -46,6 +46,7 @@ __all__ = [
     "out",
     "per_source_concurrency",
     "policy",
+    "prefetch_tools",
     "seed",
     "temperature",
     "toolenv",
@@ -150,6 +151,16 @@ def max_tokens(help: str = "Tokens per model turn.") -> Any:
 def temperature(help: str = "Sampling temperature (0 = greedy).") -> Any:
     """``--temperature T``: the sampling temperature (0 or more)."""
     return typer.Option("--temperature", min=0.0, help=help)
+
+
+def prefetch_tools(
+    help: str = (
+        "Load the N tools that best match each task's text before its first turn (retrieval "
+        "on the whole request; search_tools stays available; 0: none)."
+    ),
+) -> Any:
+    """``--prefetch-tools N``: tools loaded from the task's text before the first turn (0: none)."""
+    return typer.Option("--prefetch-tools", min=0, metavar="N", help=help)
 
 
 def n_tasks(help: str = "Number of tasks.") -> Any:

@@ -64,6 +64,7 @@ class RunOptions:
     toolenv: bool | None
     trajectory: Path
     dispatch: DispatchConfig = field(default_factory=DispatchConfig)
+    prefetch_tools: int = 0
 
 
 @dataclass
@@ -230,6 +231,7 @@ async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
         mode=options.mode,
         max_turns=options.max_turns,
         max_repeated_turns=options.max_repeated_turns,
+        prefetch_tools=options.prefetch_tools,
         dispatch=options.dispatch,
         sampling=SamplingParams(
             max_tokens=options.max_tokens, temperature=options.temperature, seed=options.seed

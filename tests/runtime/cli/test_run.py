@@ -304,3 +304,13 @@ def test_a_new_tool_index_is_announced_once(tmp_path) -> None:
     notice = f"notice: first use of these tools: embedding them into a new tool index at {tmp_path}"
     assert notice in first.stderr
     assert "notice: first use" not in second.stderr
+
+
+def test_prefetch_tools_loads_what_the_task_text_finds_before_the_first_turn(tmp_path) -> None:
+    policy = script(tmp_path, ["<answer>not sure</answer>"])
+    out = tmp_path / "t.jsonl"
+    argv = ["run", "--builtin-tasks", "1", "--prefetch-tools", "3", "-p", policy, "-o", str(out)]
+    assert main(argv) == 0
+    (episode,) = read_episodes(out)
+    assert len(episode.prefetched_tools) == 3
+    assert any("weather" in name for name in episode.prefetched_tools), episode.prefetched_tools
