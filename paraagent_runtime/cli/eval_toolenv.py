@@ -7,7 +7,6 @@ runtime's policies; the evaluation itself lives in :mod:`mcp_servers.toolenv.eva
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
@@ -17,6 +16,7 @@ from rich.console import Console
 from ..errors import ParaAgentError
 from ..intervals import DEFAULT_EVAL_TASKS
 from . import options
+from .run_paths import fresh_run_path
 
 if TYPE_CHECKING:
     from ..dispatch import DispatchConfig
@@ -288,7 +288,7 @@ def eval_toolenv_command(
         except ParaAgentError as exc:
             _fail(exc)
         return
-    directory = out or Path("runs") / f"eval-toolenv-{time.strftime('%Y%m%d-%H%M%S')}"
+    directory = out or fresh_run_path("eval-toolenv", directory=True)
     try:
         asyncio.run(
             run_eval(

@@ -1,0 +1,23 @@
+"""Default ``runs/`` paths: commands started in the same second get paths of their own."""
+
+from __future__ import annotations
+
+import time
+
+from paraagent_runtime.cli.run_paths import fresh_run_path
+
+
+def test_two_commands_in_the_same_second_never_share_a_path(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(time, "strftime", lambda _format: "20261204-001611")
+    first = fresh_run_path("eval-toolenv", directory=True)
+    second = fresh_run_path("eval-toolenv", directory=True)
+    assert first.name == "eval-toolenv-20261204-001611" and first.is_dir()
+    assert second.name == "eval-toolenv-20261204-001611-2" and second.is_dir()
+    files = [fresh_run_path("trajectories", suffix=".jsonl") for _ in range(3)]
+    assert [path.name for path in files] == [
+        "trajectories-20261204-001611.jsonl",
+        "trajectories-20261204-001611-2.jsonl",
+        "trajectories-20261204-001611-3.jsonl",
+    ]
+    assert all(path.is_file() and path.stat().st_size == 0 for path in files)
