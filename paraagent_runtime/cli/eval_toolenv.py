@@ -7,6 +7,7 @@ runtime's policies; the evaluation itself lives in :mod:`mcp_servers.toolenv.eva
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
@@ -40,7 +41,7 @@ async def run_eval(
     split: str,
     n: int,
     seed: int,
-    out: Path,
+    out: Path | None,
     max_turns: int,
     max_tokens: int,
     llm_turn_s: float | None,
@@ -59,9 +60,10 @@ async def run_eval(
 
     ``families`` narrows the tasks to those families; ``prefetch_tools`` loads that many tools
     matching each task's text before its first turn. ``split`` ``all`` runs every split in
-    turn, each into its own folder under ``out``; with ``summary`` every split's table and
-    example queries also go to ``summary``.md/.json (:mod:`mcp_servers.toolenv.split_report`),
-    ``command`` named there as how they were made.
+    turn, each into its own folder under ``out`` (``None``: a fresh ``runs/eval-toolenv-…``,
+    claimed once the options are valid and the policy is loaded); with ``summary`` every
+    split's table and example queries also go to ``summary``.md/.json
+    (:mod:`mcp_servers.toolenv.split_report`), ``command`` named there as how they were made.
 
     Raises:
         ConfigError: a bad option (unknown mode or split, bad policy spec, ``n`` < 1).
@@ -96,7 +98,6 @@ async def run_eval(
             max_repeated_turns=max_repeated_turns,
             sampling=SamplingParams(max_tokens=max_tokens, temperature=0.0, seed=seed),
             llm_turn_s=llm_turn_s,
-            out=out / name if len(splits) > 1 else out,
             catalog=catalog,
             distractors=distractors,
             concurrency=concurrency,
@@ -105,7 +106,7 @@ async def run_eval(
             prefetch_tools=prefetch_tools,
         )
 
-    configs = [config_for(name) for name in splits]
+    configs = [config_for(name) for name in splits]  # bad options fail here, before any write
     records = None
     if catalog == "full":
         from mcp_servers.toolenv.catalog import load_catalog
@@ -130,9 +131,12 @@ async def run_eval(
             highlight=False,
         )
 
+    directory = out or fresh_run_path("eval-toolenv", directory=True)
     runs: list[SplitRun] = []
     try:
-        for config in configs:
+        for valid in configs:
+            split_out = directory / valid.split if len(configs) > 1 else directory
+            config = replace(valid, out=split_out)
             if records is not None:
                 tasks, env_factory = catalog_eval_setup(config, records)
             else:
@@ -141,13 +145,12 @@ async def run_eval(
             report = await evaluate_toolenv(
                 config, factory, tasks=tasks, on_episode=progress, env_factory=env_factory
             )
-            directory = config.out or out
-            paths = write_report(report, directory)
+            paths = write_report(report, split_out)
             console.print()
             console.print(markdown_table(report), highlight=False, markup=False)
             console.print(
                 f"report: {paths['markdown']}, {paths['json']}, {paths['plot']}; "
-                f"trajectories in {directory}"
+                f"trajectories in {split_out}"
             )
             runs.append(SplitRun(report, tuple(t.query for t in tasks[:EXAMPLES_PER_SPLIT])))
     finally:
@@ -288,7 +291,6 @@ def eval_toolenv_command(
         except ParaAgentError as exc:
             _fail(exc)
         return
-    directory = out or fresh_run_path("eval-toolenv", directory=True)
     try:
         asyncio.run(
             run_eval(
@@ -298,7 +300,7 @@ def eval_toolenv_command(
                 split=split,
                 n=n_tasks,
                 seed=seed,
-                out=directory,
+                out=out,
                 max_turns=max_turns,
                 max_repeated_turns=max_repeated_turns,
                 max_tokens=max_tokens,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import time
 from pathlib import Path
 
@@ -19,17 +18,22 @@ def fresh_run_path(name: str, *, suffix: str = "", directory: bool = False) -> P
     """
     root = Path("runs")
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    for number in itertools.count(1):
-        path = root / f"{name}-{stamp}{'' if number == 1 else f'-{number}'}{suffix}"
+    path = root / f"{name}-{stamp}{suffix}"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return path
+    number = 1
+    while True:
         try:
-            root.mkdir(parents=True, exist_ok=True)
             if directory:
                 path.mkdir()
             else:
                 path.touch(exist_ok=False)
         except FileExistsError:
-            continue
+            number += 1
+            path = root / f"{name}-{stamp}-{number}{suffix}"
         except OSError:
             return path
-        return path
-    raise AssertionError("unreachable: itertools.count never ends")
+        else:
+            return path

@@ -86,11 +86,14 @@ def test_misuse_is_one_short_error_and_exit_2(argv: list[str]) -> None:
     assert result.stdout == ""
 
 
-def test_a_bad_constrained_decoding_switch_is_one_error_line() -> None:
-    result = run_cli("run", "-p", "paraagent", "x", env={"PARAAGENT_CONSTRAINED_DECODING": "maybe"})
+def test_a_bad_constrained_decoding_switch_is_one_error_line(tmp_path) -> None:
+    # A cache that has shown the one-time default-model notice, so stderr holds the error alone.
+    (tmp_path / "notices").mkdir()
+    (tmp_path / "notices" / "default-model").touch()
+    env = {"PARAAGENT_CONSTRAINED_DECODING": "maybe", "PARAAGENT_CACHE": str(tmp_path)}
+    result = run_cli("run", "-p", "paraagent", "x", env=env)
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    # The first run of the default policy in a cache also prints its one-time notice first.
-    assert result.stderr.strip().splitlines()[-1] == (
+    assert result.stderr.strip() == (
         "error: PARAAGENT_CONSTRAINED_DECODING='maybe': use 1/on/true or 0/off/false"
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from paraagent_runtime.cli import main
 from paraagent_runtime.cli.run_paths import fresh_run_path
 
 
@@ -21,3 +22,19 @@ def test_two_commands_in_the_same_second_never_share_a_path(tmp_path, monkeypatc
         "trajectories-20261204-001611-3.jsonl",
     ]
     assert all(path.is_file() and path.stat().st_size == 0 for path in files)
+
+
+def test_a_runs_that_is_a_file_gives_the_path_back_unclaimed(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").write_text("not a folder\n", encoding="utf-8")
+    path = fresh_run_path("eval-toolenv", directory=True)
+    assert path.parent.name == "runs" and path.name.startswith("eval-toolenv-")
+    assert (tmp_path / "runs").read_text(encoding="utf-8") == "not a folder\n"
+
+
+def test_an_evaluation_with_bad_options_claims_no_folder(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = ["eval", "toolenv", "--split", "dev", "--family", "meeting_followup", "-p", "oracle"]
+    assert main(argv) == 2
+    assert "meeting_followup" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
