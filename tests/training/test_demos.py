@@ -24,7 +24,7 @@ from training.demos import (
 from training.demos.card import phrasing_of
 from training.demos.dataset import balance
 from training.demos.filters import assistant_turns
-from training.demos.roles import need_phrase
+from training.demos.roles import ScriptedPlanner, request_need
 from training.task_source import build_task_set
 
 
@@ -206,15 +206,39 @@ async def test_verifier_refuses_an_answer_the_results_do_not_support() -> None:
     assert state is not None and state.outputs  # the calls ran; only the answer was refused
 
 
-def test_need_phrase_is_the_first_clause() -> None:
+def test_request_need_repeats_the_piece_of_the_request_a_tool_serves() -> None:
+    query = "Suggest a vegetarian dish and tell me the calories for 3 people."
     assert (
-        need_phrase("Search hotels in a city for given dates, filtered by stars; sorted.")
-        == "search hotels in a city for given dates"
+        request_need(query, "get_nutrition Nutrition facts: calories, protein, fat per serving.")
+        == "tell me the calories for 3 people"
     )
-    assert (
-        need_phrase("Current weather conditions (temperature, sky) in a city.")
-        == "current weather conditions"
+    # the tool's words only choose the piece: none of them is written unless the request has it
+    assert "nutrition" not in request_need(query, "get_nutrition Nutrition facts.")
+    assert request_need(query, "lookup_zip Postal codes.") == "suggest a vegetarian dish"
+    assert request_need("Fetch stock quotes: SHEL and KO.", "get_stock_quote stock price") == (
+        "fetch stock quotes"
     )
+
+
+async def test_planned_needs_are_worded_from_the_request() -> None:
+    specs = {spec.id: spec for spec in ToolEnv.builtin().specs()}
+    planner = ScriptedPlanner(specs, lazy_prob=0.0, recovery_prob=0.0)
+    tasks = generate_tasks(24, seed=5, split="train")
+    hinted = 0
+    for task in tasks:
+        plan = await planner.plan(task, random.Random(0))
+        for tool, need in plan.needs.items():
+            kinds, _, piece = need.rpartition(": ")
+            assert piece in task.query.lower(), (need, task.query)
+            for kind in filter(None, kinds.split(", ")):
+                hinted += 1
+                key = kind.replace(" ", "_")
+                assert any(
+                    str(call.arguments.get(key, "")).lower() in task.query.lower()
+                    for call in task.calls
+                    if call.tool == tool and key in call.arguments
+                ), (kind, task.query)
+    assert hinted > 0  # flight numbers, tickers and names are named by what they are
 
 
 @pytest.mark.parametrize(

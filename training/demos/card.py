@@ -23,12 +23,12 @@ PROVENANCE = (
     "Demonstrations were produced by scripted planner / explorer / executor / verifier roles that "
     "read ToolEnv's privileged task information (the gold call DAG and the answer facts) to decide "
     "what to do. Every call really ran through the paraagent agent loop, dispatcher and the "
-    "ToolEnv simulator, so tool cards and results are real. The reasoning in <think> only "
-    "mentions what the "
-    "trajectory has shown at that point (the query, returned cards and results). Answers are the "
-    "task's gold answer, emitted only after the verifier found every answer fact in the "
-    "observed results "
-    "and the ToolEnv checker accepted it."
+    "ToolEnv simulator, so tool cards and results are real. The reasoning in <think> mentions "
+    "what the trajectory has shown at that point (the query, returned cards and results); needs "
+    "and first searches repeat the query's own words, with two privileged hints: what the "
+    "query's values are (the gold argument's name) and, on a search retried after a miss, the "
+    "gold tool's name. Answers are the task's gold answer, emitted only after the verifier found "
+    "every answer fact in the observed results and the ToolEnv checker accepted it."
 )
 
 

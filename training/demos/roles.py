@@ -2,9 +2,12 @@
 
 Each role is a Protocol with one async method, so a role can be played by a script or by a
 policy. The defaults here are *privileged scripted* roles: they read the task's gold call DAG
-(ToolEnv's privileged task information, declared in the dataset card) to decide what to do, but
-everything they *write* — search queries, arguments, reasoning — only uses what the episode has
-shown so far: the user query, the tool cards returned by searches and the tool results.
+(ToolEnv's privileged task information, declared in the dataset card) to decide what to do, and
+what they *write* uses what the episode has shown so far — the user query, the tool cards
+returned by searches and the tool results — with two declared exceptions: a need names what the
+request's own values are (the gold argument's name: "flight number" for "CX704"), and a search
+retried after a miss guesses the tool's name. The first need and search repeat the request's
+words, so the habit carries over to tools the policy has never seen.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ __all__ = [
     "ScriptedPlanner",
     "ScriptedVerifier",
     "Verifier",
-    "need_phrase",
+    "request_need",
 ]
 
 Recovery = Literal["bad_arguments", "wrong_tool"]
@@ -163,24 +166,55 @@ class Verifier(Protocol):
         ...
 
 
-def need_phrase(spec_description: str, *, max_words: int = 8) -> str:
-    """A short need derived from a tool description: its first clause, lower-cased."""
-    clause = re.split(r"[:;(]|\. ", spec_description.strip(), maxsplit=1)[0].rstrip(".,; ")
-    words = clause.split()
-    return " ".join(words[:max_words]).lower().rstrip(".,; ")
+def request_need(query: str, tool_text: str, *, max_words: int = 10) -> str:
+    """The part of the user's request a tool serves, in the request's own words.
+
+    The request is cut into pieces (sentences, then parts between commas, colons or "and"); the
+    piece sharing the most word stems with ``tool_text`` (the tool's name and description, which
+    only chooses *which* words of the request to repeat) is returned lower-cased, at most
+    ``max_words`` words. With no shared stem, the request's first piece. Written this way, a
+    need never carries words the episode has not shown, so the habit transfers to unseen tools.
+    """
+    tool_stems = {_stem(word) for word in _words(tool_text)}
+    pieces = [
+        re.sub(r"^and\s+", "", piece.strip(), flags=re.IGNORECASE)
+        for sentence in re.split(r"(?<=[.?!])\s+", query.strip())
+        for piece in re.split(r"[,;:]\s+|\s+-\s+|\s+and\s+", sentence)
+        if _words(piece)
+    ] or [query.strip()]
+
+    def shared(piece: str) -> int:
+        return len({_stem(word) for word in _words(piece)} & tool_stems)
+
+    best = max(pieces, key=shared)
+    if shared(best) == 0:
+        best = pieces[0]
+    words = best.rstrip(".?!,; ").split()
+    return " ".join(words[:max_words]).lower()
+
+
+def _words(text: str) -> list[str]:
+    return [
+        word
+        for word in re.findall(r"[a-z0-9\-']+", text.lower().replace("_", " "))
+        if word not in _STOP
+    ]
+
+
+def _stem(word: str) -> str:
+    return word[:5]
 
 
 def _query(phrase: str, rng: random.Random) -> str:
-    words = [word for word in re.findall(r"[a-z0-9\-']+", phrase.lower()) if word not in _STOP]
+    words = _words(phrase)
     if len(words) > 3 and rng.random() < 0.5:
         words.pop(rng.randrange(1, len(words)))
     return " ".join(words[:6]) or phrase
 
 
 def _reformulation(tool: str, spec: ToolSpec | None) -> str:
-    provider, _, name = tool.partition("/")
-    words = name.replace("_", " ")
-    return f"{words} {provider}" + (f" {spec.category.lower()}" if spec and spec.category else "")
+    words = tool.partition("/")[2].replace("_", " ")
+    return f"{words} {spec.category.lower()}" if spec and spec.category else words
 
 
 def _short_json(value: Any, limit: int = 60) -> str:
@@ -201,19 +235,44 @@ class ScriptedPlanner:
     async def plan(self, task: Task, rng: random.Random) -> Plan:
         """Levels of the gold DAG, one need per distinct tool, and the drawn style."""
         nodes = {call.id: call for call in task.calls}
-        needs = {
-            tool: need_phrase(self.specs[tool].description) if tool in self.specs else tool
-            for tool in task.tools
-        }
+        needs = {tool: self._need(task, tool) for tool in task.tools}
         lazy = task.depth > 1 and rng.random() < self.lazy_prob
         recovery: Recovery | None = None
         if rng.random() < self.recovery_prob:
             recovery = "wrong_tool" if rng.random() < 0.5 else "bad_arguments"
         return Plan(levels=task.levels(), needs=needs, nodes=nodes, lazy=lazy, recovery=recovery)
 
+    def _need(self, task: Task, tool: str) -> str:
+        spec = self.specs.get(tool)
+        name = tool.partition("/")[2]
+        values = _request_values(task, tool)
+        text = f"{name} {spec.description if spec else ''} {' '.join(values.values())}"
+        piece = request_need(task.query, text)
+        kinds = list(dict.fromkeys(values))[:2]
+        return f"{', '.join(kinds)}: {piece}" if kinds else piece
+
+
+def _request_values(task: Task, tool: str) -> dict[str, str]:
+    """The values of ``tool``'s calls that the user wrote, by what they are (``flight number``).
+
+    The kind of a value the user wrote ("CX704" is a flight number) is world knowledge the policy
+    brings to any tool; it is what turns "where is CX704 bound" into a search a card can match.
+    """
+    query = task.query.lower()
+    return {
+        key.replace("_", " "): value
+        for call in task.calls
+        if call.tool == tool
+        for key, value in call.arguments.items()
+        if key not in call.bindings
+        and isinstance(value, str)
+        and len(value) >= 2
+        and value.lower() in query
+    }
+
 
 class ScriptedExplorer:
-    """Searches with queries written from each needed tool's purpose; reformulates on a miss."""
+    """Searches with the request's words for each need; on a miss, with a guessed tool name."""
 
     async def explore(self, state: DemoState) -> RoleAction | None:
         """Search for the tools the next step needs that no card has shown yet."""
@@ -237,21 +296,24 @@ class ScriptedExplorer:
             missing = missing[:1]
         calls = []
         retry = []
-        for tool in missing:
-            tries = state.searches.get(tool, 0)
+        needs = list(dict.fromkeys(plan.needs[tool] for tool in missing))
+        for need in needs:
+            tools = [tool for tool in missing if plan.needs[tool] == need]
+            tries = max(state.searches.get(tool, 0) for tool in tools)
             if tries >= 2:
-                raise DemoAbort(f"the explorer could not surface {tool} in two searches")
-            state.searches[tool] = tries + 1
+                raise DemoAbort(f"the explorer could not surface {tools[0]} in two searches")
+            for tool in tools:
+                state.searches[tool] = tries + 1
             if tries == 0:
-                query, top_k = _query(plan.needs[tool], state.rng), state.top_k
+                query, top_k = _query(need, state.rng), state.top_k
             else:
-                query, top_k = _reformulation(tool, state.specs.get(tool)), min(20, state.top_k * 2)
-                retry.append(plan.needs[tool])
+                query = _reformulation(tools[0], state.specs.get(tools[0]))
+                top_k = min(20, state.top_k * 2)
+                retry.append(need)
             arguments: dict[str, Any] = {"query": query}
             if top_k != 5:
                 arguments["top_k"] = top_k
-            calls.append(Pending(SEARCH_TOOLS, arguments, "search", tool=tool))
-        needs = [plan.needs[tool] for tool in missing]
+            calls.append(Pending(SEARCH_TOOLS, arguments, "search", tool=tools[0]))
         if retry:
             think = f"No card fits yet for: {'; '.join(retry)}. Searching again with other words."
         elif state.executed:
