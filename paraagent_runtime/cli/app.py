@@ -154,7 +154,6 @@ def run(
     from rich.console import Console
 
     from .run_command import RunOptions, errored, first_error, run_tasks
-    from .run_paths import fresh_run_path
 
     run_options = RunOptions(
         task=task,
@@ -171,7 +170,7 @@ def run(
         seed=seed,
         mcp_config=mcp_config,
         toolenv=toolenv,
-        trajectory=out or fresh_run_path("trajectories", suffix=".jsonl"),
+        trajectory=out,
         dispatch=options.dispatch_limits(
             max_calls_per_turn, max_concurrency, per_source_concurrency, call_timeout
         ),

@@ -32,6 +32,7 @@ from ..toolspace import Toolspace
 from ..trajectory import Episode, TrajectoryWriter
 from .live_trace import LiveTrace
 from .output import default_model_notice, index_notice
+from .run_paths import fresh_run_path
 from .tool_sources import ToolChoice, announce, check_names, choose_tools
 
 __all__ = [
@@ -62,7 +63,9 @@ class RunOptions:
     seed: int
     mcp_config: Path | None
     toolenv: bool | None
-    trajectory: Path
+    trajectory: Path | None
+    """The trajectories file; ``None`` claims ``runs/trajectories-<stamp>.jsonl`` once the tasks
+    and the policy have loaded (and sets it here), so a usage error leaves no empty file."""
     dispatch: DispatchConfig = field(default_factory=DispatchConfig)
     prefetch_tools: int = 0
 
@@ -214,7 +217,8 @@ async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
             one line on stderr says where.
     """
     items = load_task_items(options)
-    check_writable(options.trajectory)
+    if options.trajectory is not None:
+        check_writable(options.trajectory)
     if notice := default_model_notice(options.policy):
         typer.echo(notice, err=True)
     choice = _choose(options, items)
@@ -226,6 +230,9 @@ async def run_tasks(options: RunOptions, console: Console) -> list[Episode]:
         base_env = ToolEnv.builtin(seed=options.seed)
         check_names(choice, (server.name for server in servers), base_env.sources)
     policy: Policy = policy_from_spec(options.policy, base_url=options.base_url)
+    if options.trajectory is None:
+        options.trajectory = fresh_run_path("trajectories", suffix=".jsonl")
+        check_writable(options.trajectory)
     announce(choice)
     config = AgentConfig(
         mode=options.mode,

@@ -38,3 +38,19 @@ def test_an_evaluation_with_bad_options_claims_no_folder(tmp_path, monkeypatch, 
     assert main(argv) == 2
     assert "meeting_followup" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_run_with_a_bad_policy_claims_no_trajectories_file(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "hi", "--toolenv", "-p", "nonsense:spec"]) == 2
+    assert "nonsense" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_run_claims_its_trajectories_file_once_the_policy_loads(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "script.jsonl"
+    script.write_text('{"text": "The answer is 4."}\n', encoding="utf-8")
+    assert main(["run", "What is 2+2?", "-p", f"scripted:{script}"]) == 0
+    (written,) = (tmp_path / "runs").glob("trajectories-*.jsonl")
+    assert "The answer is 4." in written.read_text(encoding="utf-8")
