@@ -246,21 +246,21 @@ class ScriptedPlanner:
         spec = self.specs.get(tool)
         name = tool.partition("/")[2]
         values = _request_values(task, tool)
-        text = f"{name} {spec.description if spec else ''} {' '.join(values.values())}"
+        text = f"{name} {spec.description if spec else ''} {' '.join(v for _, v in values)}"
         piece = request_need(task.query, text)
-        kinds = list(dict.fromkeys(values))[:2]
+        kinds = list(dict.fromkeys(kind for kind, _ in values))[:2]
         return f"{', '.join(kinds)}: {piece}" if kinds else piece
 
 
-def _request_values(task: Task, tool: str) -> dict[str, str]:
-    """The values of ``tool``'s calls that the user wrote, by what they are (``flight number``).
+def _request_values(task: Task, tool: str) -> list[tuple[str, str]]:
+    """The values of ``tool``'s calls that the user wrote, with what each is (``flight number``).
 
     The kind of a value the user wrote ("CX704" is a flight number) is world knowledge the policy
     brings to any tool; it is what turns "where is CX704 bound" into a search a card can match.
     """
     query = task.query.lower()
-    return {
-        key.replace("_", " "): value
+    return [
+        (key.replace("_", " "), value)
         for call in task.calls
         if call.tool == tool
         for key, value in call.arguments.items()
@@ -268,7 +268,7 @@ def _request_values(task: Task, tool: str) -> dict[str, str]:
         and isinstance(value, str)
         and len(value) >= 2
         and value.lower() in query
-    }
+    ]
 
 
 class ScriptedExplorer:
