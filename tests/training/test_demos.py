@@ -21,10 +21,10 @@ from training.demos import (
     load_demos,
     run_demos,
 )
-from training.demos.card import phrasing_of
+from training.demos.card import phrasing_of, provenance
 from training.demos.dataset import balance
 from training.demos.filters import assistant_turns
-from training.demos.roles import ScriptedPlanner, request_need
+from training.demos.roles import ScriptedPlanner, need_phrase, request_need, request_query
 from training.task_source import build_task_set
 
 
@@ -218,6 +218,14 @@ def test_request_need_repeats_the_piece_of_the_request_a_tool_serves() -> None:
     assert request_need("Fetch stock quotes: SHEL and KO.", "get_stock_quote stock price") == (
         "fetch stock quotes"
     )
+    # a tool name's verb is no evidence: "get there" is not what get_current_time serves
+    assert (
+        request_need(
+            "What will the weather be like when I get there, and what time is it there?",
+            "get_current_time Current local time in a city.",
+        )
+        == "what time is it there"
+    )
 
 
 async def test_planned_needs_are_worded_from_the_request() -> None:
@@ -241,9 +249,69 @@ async def test_planned_needs_are_worded_from_the_request() -> None:
     assert hinted > 0  # flight numbers, tickers and names are named by what they are
 
 
+async def test_description_needs_name_the_tool_and_retries_name_its_provider(tmp_path) -> None:
+    specs = {spec.id: spec for spec in ToolEnv.builtin().specs()}
+    task = generate_tasks(1, seed=2, split="train", families=["flight_arrival_weather"])[0]
+    planner = ScriptedPlanner(specs, lazy_prob=0.0, recovery_prob=0.0, need_words="description")
+    plan = await planner.plan(task, random.Random(0))
+    assert plan.needs == {tool: need_phrase(specs[tool].description) for tool in task.tools}
+    config = DemoConfig(
+        n_tasks=12, seed=4, search_top_k=1, need_words="description", recovery_prob=0.0,
+        output_dir=tmp_path,
+    )  # fmt: skip
+    demos = await run_demos(generate_tasks(12, seed=4, split="train"), config)
+    descriptions = {need_phrase(spec.description) for spec in specs.values()}
+    searches = [
+        call.arguments["query"]
+        for demo in demos
+        for turn in assistant_turns(demo.messages)
+        for call in turn.calls
+        if call.name == "search_tools"
+    ]
+    retries = [query for query in searches if query.split()[0] in {"get", "search", "lookup"}]
+    assert retries  # top_k 1 misses some tools, so some searches are retried
+    providers = {tool.partition("/")[0] for tool in specs}
+    assert all(set(query.split()) & providers for query in retries)
+    firsts = [query for query in searches if query not in retries]
+    assert all(
+        any(set(query.split()) <= set(description.split()) for description in descriptions)
+        for query in firsts
+    )
+
+
+async def test_request_first_search_opens_with_the_whole_request(tmp_path) -> None:
+    config = DemoConfig(
+        n_tasks=12, seed=4, search_top_k=8, first_search="request", recovery_prob=0.0,
+        output_dir=tmp_path,
+    )  # fmt: skip
+    tasks = {task.id: task for task in generate_tasks(12, seed=4, split="train")}
+    demos = await run_demos(list(tasks.values()), config)
+    assert sum(demo.success for demo in demos) >= 9
+    for demo in demos:
+        first = assistant_turns(demo.messages)[0]
+        assert [call.name for call in first.calls] == ["search_tools"]
+        assert first.calls[0].arguments == {
+            "query": request_query(tasks[demo.task_id].query),
+            "top_k": 8,
+        }
+        later = [
+            call.arguments["query"]
+            for turn in assistant_turns(demo.messages)[1:]
+            for call in turn.calls
+            if call.name == "search_tools"
+        ]
+        assert request_query(tasks[demo.task_id].query) not in later
+    assert request_query("What's the weather in Rome right now?") == "what's weather rome"
+    assert "whole query" in provenance(config)
+    assert "description" not in provenance(config)
+    assert "description" in provenance(DemoConfig(need_words="description"))
+
+
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
+        ("need_words", "tool", "need_words"),
+        ("first_search", "all", "first_search"),
         ("n_tasks", 0, "n_tasks"),
         ("n_demos", 0, "n_demos"),
         ("mode", "parallel", "mode"),

@@ -17,19 +17,35 @@ if TYPE_CHECKING:
     from .config import DemoConfig
     from .dataset import Demo
 
-__all__ = ["card_stats", "coverage", "phrasing_of", "write_card"]
+__all__ = ["card_stats", "coverage", "phrasing_of", "provenance", "write_card"]
 
-PROVENANCE = (
+_PROVENANCE = (
     "Demonstrations were produced by scripted planner / explorer / executor / verifier roles that "
     "read ToolEnv's privileged task information (the gold call DAG and the answer facts) to decide "
     "what to do. Every call really ran through the paraagent agent loop, dispatcher and the "
     "ToolEnv simulator, so tool cards and results are real. The reasoning in <think> mentions "
-    "what the trajectory has shown at that point (the query, returned cards and results); needs "
-    "and first searches repeat the query's own words, with two privileged hints: what the "
-    "query's values are (the gold argument's name) and, on a search retried after a miss, the "
-    "gold tool's name. Answers are the task's gold answer, emitted only after the verifier found "
-    "every answer fact in the observed results and the ToolEnv checker accepted it."
+    "what the trajectory has shown at that point (the query, returned cards and results), except "
+    "as the search wording below says. Answers are the task's gold answer, emitted only after the "
+    "verifier found every answer fact in the observed results and the ToolEnv checker accepted it."
 )
+_NEED_WORDING = {
+    "request": "Needs and their searches repeat the query's own words, with two privileged hints: "
+    "what the query's values are (the gold argument's name) and, on a search retried after a "
+    "miss, the gold tool's name.",
+    "description": "Needs and their searches are the first clause of the gold tool's description "
+    "(privileged: it names the tool to find); a search retried after a miss guesses the gold "
+    "tool's name and provider.",
+}
+_FIRST_SEARCH = {
+    "need": "",
+    "request": " Each episode first searches with the whole query (stop words dropped) and keeps "
+    "the cards that fit; only the tools it missed get a search of their own.",
+}
+
+
+def provenance(config: DemoConfig) -> str:
+    """How the demonstrations of ``config`` were made, privileged information included."""
+    return f"{_PROVENANCE} {_NEED_WORDING[config.need_words]}{_FIRST_SEARCH[config.first_search]}"
 
 
 def _summary(values: Sequence[float]) -> dict[str, float]:
@@ -101,7 +117,7 @@ def write_card(
     """Write ``card.json`` and ``card.md`` into ``out``; returns the markdown path."""
     reasons = Counter(reason.split(":")[0] for demo in rejected for reason in demo.rejected)
     card = {
-        "provenance": PROVENANCE,
+        "provenance": provenance(config),
         "config": config_to_dict(config),
         "candidates": candidates,
         "passed_filters": len(passed),
@@ -114,7 +130,7 @@ def write_card(
     lines = [
         "# ParaAct cold-start demonstrations",
         "",
-        PROVENANCE,
+        card["provenance"],
         "",
         f"- mode: `{config.mode}`, split: `{config.split}`, seed: {config.seed}",
         f"- candidates: {candidates}, passed filters: {len(passed)}, rejected: {len(rejected)}, "

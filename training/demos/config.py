@@ -9,6 +9,7 @@ from paraagent_runtime import DEMO_MAX_TURNS, MODES, ConfigError, refuse_test_sp
 
 from ..config import option
 from ..task_source import TaskSource
+from .roles import FIRST_SEARCHES, NEED_WORDS, FirstSearch, NeedWords
 
 __all__ = ["DemoConfig"]
 
@@ -48,6 +49,16 @@ class DemoConfig:
     )
     search_top_k: int = option(
         3, help="top_k of the explorer's search_tools calls (small keeps prompts compact)."
+    )
+    need_words: NeedWords = option(
+        "request",
+        help="How needs and their searches are worded: request (the piece of the request a tool "
+        "serves) or description (the gold tool's description, as v1's and v2's demos were).",
+    )
+    first_search: FirstSearch = option(
+        "need",
+        help="The first search: need (one per need) or request (one with the whole request, then "
+        "one per need for the tools it missed).",
     )
     lazy_explore_prob: float = option(
         0.35,
@@ -96,6 +107,14 @@ class DemoConfig:
         if not 1 <= self.search_top_k <= 20:
             raise ConfigError(
                 f"search_top_k: must be within 1..20 (search_tools' limit), got {self.search_top_k}"
+            )
+        if self.need_words not in NEED_WORDS:
+            raise ConfigError(
+                f"need_words: use one of {', '.join(NEED_WORDS)}, got {self.need_words!r}"
+            )
+        if self.first_search not in FIRST_SEARCHES:
+            raise ConfigError(
+                f"first_search: use one of {', '.join(FIRST_SEARCHES)}, got {self.first_search!r}"
             )
         for name in ("lazy_explore_prob", "recovery_prob", "max_recovered_share", "failure_rate"):
             _check_fraction(name, getattr(self, name))

@@ -102,7 +102,11 @@ async def run_demos(
         env = task_set.env_for(task)
         specs = {spec.id: spec for spec in env.specs()}
         roles = Roles.scripted(
-            specs, lazy_prob=config.lazy_explore_prob, recovery_prob=config.recovery_prob
+            specs,
+            lazy_prob=config.lazy_explore_prob,
+            recovery_prob=config.recovery_prob,
+            need_words=config.need_words,
+            first_search=config.first_search,
         )
         episode, state = await demonstrate(
             task,

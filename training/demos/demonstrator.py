@@ -39,6 +39,8 @@ from .roles import (
     DemoState,
     Executor,
     Explorer,
+    FirstSearch,
+    NeedWords,
     Planner,
     RoleAction,
     ScriptedExecutor,
@@ -62,12 +64,20 @@ class Roles:
 
     @classmethod
     def scripted(
-        cls, specs: dict[str, ToolSpec], *, lazy_prob: float, recovery_prob: float
+        cls,
+        specs: dict[str, ToolSpec],
+        *,
+        lazy_prob: float,
+        recovery_prob: float,
+        need_words: NeedWords = "request",
+        first_search: FirstSearch = "need",
     ) -> Roles:
-        """The privileged scripted roles."""
+        """The privileged scripted roles (see :data:`NEED_WORDS` and :data:`FIRST_SEARCHES`)."""
         return cls(
-            planner=ScriptedPlanner(specs, lazy_prob=lazy_prob, recovery_prob=recovery_prob),
-            explorer=ScriptedExplorer(),
+            planner=ScriptedPlanner(
+                specs, lazy_prob=lazy_prob, recovery_prob=recovery_prob, need_words=need_words
+            ),
+            explorer=ScriptedExplorer(first_search=first_search, need_words=need_words),
             executor=ScriptedExecutor(),
             verifier=ScriptedVerifier(),
         )

@@ -8,6 +8,10 @@ returned by searches and the tool results — with two declared exceptions: a ne
 request's own values are (the gold argument's name: "flight number" for "CX704"), and a search
 retried after a miss guesses the tool's name. The first need and search repeat the request's
 words, so the habit carries over to tools the policy has never seen.
+
+Two choices change what the demonstrations teach (:data:`NEED_WORDS`, :data:`FIRST_SEARCHES`):
+needs worded from the request or from the gold tool's description (the demonstrations of
+ParaAgent-135M v1 and v2), and a first search per need or one search with the whole request.
 """
 
 from __future__ import annotations
@@ -45,14 +49,33 @@ __all__ = [
     "ScriptedPlanner",
     "ScriptedVerifier",
     "Verifier",
+    "FIRST_SEARCHES",
+    "NEED_WORDS",
+    "FirstSearch",
+    "NeedWords",
+    "need_phrase",
+    "request_query",
     "request_need",
 ]
 
 Recovery = Literal["bad_arguments", "wrong_tool"]
+NeedWords = Literal["request", "description"]
+FirstSearch = Literal["need", "request"]
+NEED_WORDS: tuple[NeedWords, ...] = ("request", "description")
+"""How a need is worded: ``request``, the piece of the request the tool serves (the policy can
+learn to write it from what it sees); ``description``, the first clause of the gold tool's
+description (what ParaAgent-135M v1 and v2 learned from: it names the tool the policy must know)."""
+FIRST_SEARCHES: tuple[FirstSearch, ...] = ("need", "request")
+"""The episode's first search: ``need``, one per need; ``request``, one with the whole request
+(nothing to choose, so the habit transfers; picking among the cards is what is left to learn),
+then one per need for the tools it did not surface."""
 _STOP = frozenset(
     "a an the of in on at for by to from and or its it with as is are be up one two this that all "
     "given right now".split()
 )
+
+_NAME_VERBS = frozenset({"get", "list", "fetch", "looku"})
+"""Stems of the verbs tool names start with: "when I get there" says nothing about get_time."""
 
 
 class DemoAbort(RunError):
@@ -108,6 +131,7 @@ class DemoState:
     wrong: dict[str, tuple[str, Any]] = field(default_factory=dict)
     attempts: dict[str, int] = field(default_factory=dict)
     searches: dict[str, int] = field(default_factory=dict)
+    request_searched: bool = False
     pending: list[Pending] = field(default_factory=list)
     executed: bool = False
     recovery_used: bool = False
@@ -166,6 +190,18 @@ class Verifier(Protocol):
         ...
 
 
+def need_phrase(spec_description: str, *, max_words: int = 8) -> str:
+    """A short need derived from a tool description: its first clause, lower-cased."""
+    clause = re.split(r"[:;(]|\. ", spec_description.strip(), maxsplit=1)[0].rstrip(".,; ")
+    words = clause.split()
+    return " ".join(words[:max_words]).lower().rstrip(".,; ")
+
+
+def request_query(query: str, *, max_words: int = 24) -> str:
+    """The user's request as a search query: its words less stop words, ``max_words`` at most."""
+    return " ".join(_words(query)[:max_words]) or query.strip()
+
+
 def request_need(query: str, tool_text: str, *, max_words: int = 10) -> str:
     """The part of the user's request a tool serves, in the request's own words.
 
@@ -175,7 +211,7 @@ def request_need(query: str, tool_text: str, *, max_words: int = 10) -> str:
     ``max_words`` words. With no shared stem, the request's first piece. Written this way, a
     need never carries words the episode has not shown, so the habit transfers to unseen tools.
     """
-    tool_stems = {_stem(word) for word in _words(tool_text)}
+    tool_stems = {_stem(word) for word in _words(tool_text)} - _NAME_VERBS
     pieces = [
         re.sub(r"^and\s+", "", piece.strip(), flags=re.IGNORECASE)
         for sentence in re.split(r"(?<=[.?!])\s+", query.strip())
@@ -212,8 +248,9 @@ def _query(phrase: str, rng: random.Random) -> str:
     return " ".join(words[:6]) or phrase
 
 
-def _reformulation(tool: str, spec: ToolSpec | None) -> str:
-    words = tool.partition("/")[2].replace("_", " ")
+def _reformulation(tool: str, spec: ToolSpec | None, *, with_provider: bool = False) -> str:
+    provider, _, name = tool.partition("/")
+    words = name.replace("_", " ") + (f" {provider}" if with_provider else "")
     return f"{words} {spec.category.lower()}" if spec and spec.category else words
 
 
@@ -226,11 +263,17 @@ class ScriptedPlanner:
     """Plans from the gold DAG; draws the episode's style (eager/lazy, recovery) from ``rng``."""
 
     def __init__(
-        self, specs: dict[str, ToolSpec], *, lazy_prob: float, recovery_prob: float
+        self,
+        specs: dict[str, ToolSpec],
+        *,
+        lazy_prob: float,
+        recovery_prob: float,
+        need_words: NeedWords = "request",
     ) -> None:
         self.specs = specs
         self.lazy_prob = lazy_prob
         self.recovery_prob = recovery_prob
+        self.need_words = need_words
 
     async def plan(self, task: Task, rng: random.Random) -> Plan:
         """Levels of the gold DAG, one need per distinct tool, and the drawn style."""
@@ -244,6 +287,8 @@ class ScriptedPlanner:
 
     def _need(self, task: Task, tool: str) -> str:
         spec = self.specs.get(tool)
+        if self.need_words == "description":
+            return need_phrase(spec.description) if spec else tool
         name = tool.partition("/")[2]
         values = _request_values(task, tool)
         text = f"{name} {spec.description if spec else ''} {' '.join(v for _, v in values)}"
@@ -272,7 +317,21 @@ def _request_values(task: Task, tool: str) -> list[tuple[str, str]]:
 
 
 class ScriptedExplorer:
-    """Searches with the request's words for each need; on a miss, with a guessed tool name."""
+    """Searches with the request's words for each need; on a miss, with a guessed tool name.
+
+    Args:
+        first_search: ``request`` opens the episode with one search for the whole request
+            (see :data:`FIRST_SEARCHES`).
+        need_words: ``description`` searches as the demonstrations of ParaAgent-135M v1 and v2
+            did: once per tool even when two tools share a need, and a retry names the tool's
+            provider too. ``request`` searches once per distinct need.
+    """
+
+    def __init__(
+        self, *, first_search: FirstSearch = "need", need_words: NeedWords = "request"
+    ) -> None:
+        self.first_search = first_search
+        self.need_words = need_words
 
     async def explore(self, state: DemoState) -> RoleAction | None:
         """Search for the tools the next step needs that no card has shown yet."""
@@ -294,11 +353,24 @@ class ScriptedExplorer:
             return None
         if state.mode == "react":
             missing = missing[:1]
+        if self.first_search == "request" and not state.request_searched:
+            state.request_searched = True
+            arguments: dict[str, Any] = {"query": request_query(state.task.query)}
+            if state.top_k != 5:
+                arguments["top_k"] = state.top_k
+            return RoleAction(
+                role="explorer",
+                think="I search with the request's own words, then keep the tools that fit.",
+                calls=[Pending(SEARCH_TOOLS, arguments, "search", tool=missing[0])],
+                phase="explore",
+            )
         calls = []
         retry = []
-        needs = list(dict.fromkeys(plan.needs[tool] for tool in missing))
-        for need in needs:
-            tools = [tool for tool in missing if plan.needs[tool] == need]
+        by_tool = self.need_words == "description"
+        keys = list(dict.fromkeys(tool if by_tool else plan.needs[tool] for tool in missing))
+        needs = [plan.needs[key] if by_tool else key for key in keys]
+        for key, need in zip(keys, needs, strict=True):
+            tools = [key] if by_tool else [tool for tool in missing if plan.needs[tool] == need]
             tries = max(state.searches.get(tool, 0) for tool in tools)
             if tries >= 2:
                 raise DemoAbort(f"the explorer could not surface {tools[0]} in two searches")
@@ -307,10 +379,10 @@ class ScriptedExplorer:
             if tries == 0:
                 query, top_k = _query(need, state.rng), state.top_k
             else:
-                query = _reformulation(tools[0], state.specs.get(tools[0]))
+                query = _reformulation(tools[0], state.specs.get(tools[0]), with_provider=by_tool)
                 top_k = min(20, state.top_k * 2)
                 retry.append(need)
-            arguments: dict[str, Any] = {"query": query}
+            arguments = {"query": query}
             if top_k != 5:
                 arguments["top_k"] = top_k
             calls.append(Pending(SEARCH_TOOLS, arguments, "search", tool=tools[0]))
@@ -343,6 +415,8 @@ class ScriptedExecutor:
             ready = ready[:1]
         notes: list[str] = []
         calls: list[Pending] = []
+        # After a search for the whole request, say which card serves which part of it.
+        choices: list[str] = []
         for node in ready:
             call = state.plan.nodes[node]
             attempts = state.attempts.get(node, 0)
@@ -351,6 +425,8 @@ class ScriptedExecutor:
             state.attempts[node] = attempts + 1
             arguments = self._arguments(state, call, notes)
             name = state.name_of(call.tool)
+            if state.request_searched and attempts == 0 and node not in state.wrong:
+                choices.append(f"{name} fits: {state.plan.needs[call.tool]}.")
             if node in state.errors:
                 notes.append(f"{name} failed ({state.errors[node]}); calling it again correctly.")
             elif node in state.wrong:
@@ -375,7 +451,7 @@ class ScriptedExecutor:
                 else f"Ready: {listing}."
             )
         # Several calls of a batch often bind the same value; say it once.
-        think = " ".join(dict.fromkeys(notes))
+        think = " ".join(dict.fromkeys(choices + notes))
         return RoleAction(role="executor", think=think, calls=calls, phase="execute")
 
     @staticmethod
