@@ -7,6 +7,7 @@ from collections import Counter
 import pytest
 
 from mcp_servers.toolenv import ToolEnv, generate_tasks
+from paraagent_runtime import model_facing_name
 from paraagent_runtime.actions import META_TOOLS, parse_observations, parse_turn, render_turn
 from paraagent_runtime.checker import check_answer
 from paraagent_runtime.errors import ConfigError
@@ -307,9 +308,39 @@ async def test_request_first_search_opens_with_the_whole_request(tmp_path) -> No
     assert "description" in provenance(DemoConfig(need_words="description"))
 
 
+async def test_source_notes_name_the_result_field_of_every_fact(tmp_path) -> None:
+    config = DemoConfig(
+        n_tasks=12, seed=4, answer_notes="sources", recovery_prob=0.0, output_dir=tmp_path
+    )
+    tasks = {task.id: task for task in generate_tasks(12, seed=4, split="train")}
+    demos = [demo for demo in await run_demos(list(tasks.values()), config) if demo.success]
+    assert len(demos) >= 9
+    for demo in demos:
+        task = tasks[demo.task_id]
+        think = assistant_turns(demo.messages)[-1].think
+        assert "…" not in think
+        for fact in task.facts:
+            node, _, path = fact.source.partition(".")
+            tool = model_facing_name(next(c.tool for c in task.calls if c.id == node))
+            assert f"{fact.label} = " in think and f" from {tool}" in think, (fact, think)
+            assert f".{path}" in think
+            repeated = sum(call.tool == task.calls[0].tool for call in task.calls) > 1
+            if repeated and len(task.tools) == 1:  # e.g. one weather call per city
+                assert f" from {tool}(" in think
+            # the field named is in what that tool returned in this episode
+            key = path.rsplit(".", 1)[-1].split("[")[0]
+            assert any(
+                f'"{key}"' in message.content and f'name="{tool}"' in message.content
+                for message in demo.messages
+                if message.role == "tool"
+            ), (key, tool)
+    assert "result field" in provenance(config)
+
+
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
+        ("answer_notes", "all", "answer_notes"),
         ("need_words", "tool", "need_words"),
         ("first_search", "all", "first_search"),
         ("n_tasks", 0, "n_tasks"),

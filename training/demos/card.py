@@ -43,9 +43,18 @@ _FIRST_SEARCH = {
 }
 
 
+_ANSWER_NOTES = {
+    "labels": "",
+    "sources": " The answer's reasoning names, for every fact, the result field it was read from.",
+}
+
+
 def provenance(config: DemoConfig) -> str:
     """How the demonstrations of ``config`` were made, privileged information included."""
-    return f"{_PROVENANCE} {_NEED_WORDING[config.need_words]}{_FIRST_SEARCH[config.first_search]}"
+    return (
+        f"{_PROVENANCE} {_NEED_WORDING[config.need_words]}{_FIRST_SEARCH[config.first_search]}"
+        f"{_ANSWER_NOTES[config.answer_notes]}"
+    )
 
 
 def _summary(values: Sequence[float]) -> dict[str, float]:

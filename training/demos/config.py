@@ -9,7 +9,14 @@ from paraagent_runtime import DEMO_MAX_TURNS, MODES, ConfigError, refuse_test_sp
 
 from ..config import option
 from ..task_source import TaskSource
-from .roles import FIRST_SEARCHES, NEED_WORDS, FirstSearch, NeedWords
+from .roles import (
+    ANSWER_NOTES,
+    FIRST_SEARCHES,
+    NEED_WORDS,
+    AnswerNotes,
+    FirstSearch,
+    NeedWords,
+)
 
 __all__ = ["DemoConfig"]
 
@@ -59,6 +66,11 @@ class DemoConfig:
         "need",
         help="The first search: need (one per need) or request (one with the whole request, then "
         "one per need for the tools it missed).",
+    )
+    answer_notes: AnswerNotes = option(
+        "labels",
+        help="What the answer turn's reasoning lists: labels (the first four facts) or sources "
+        "(every fact with the result field it was read from: tool(argument).field).",
     )
     lazy_explore_prob: float = option(
         0.35,
@@ -115,6 +127,10 @@ class DemoConfig:
         if self.first_search not in FIRST_SEARCHES:
             raise ConfigError(
                 f"first_search: use one of {', '.join(FIRST_SEARCHES)}, got {self.first_search!r}"
+            )
+        if self.answer_notes not in ANSWER_NOTES:
+            raise ConfigError(
+                f"answer_notes: use one of {', '.join(ANSWER_NOTES)}, got {self.answer_notes!r}"
             )
         for name in ("lazy_explore_prob", "recovery_prob", "max_recovered_share", "failure_rate"):
             _check_fraction(name, getattr(self, name))

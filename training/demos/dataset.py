@@ -107,6 +107,7 @@ async def run_demos(
             recovery_prob=config.recovery_prob,
             need_words=config.need_words,
             first_search=config.first_search,
+            answer_notes=config.answer_notes,
         )
         episode, state = await demonstrate(
             task,

@@ -35,6 +35,7 @@ from paraagent_runtime.actions import Turn, parse_observations, render_turn
 from paraagent_runtime.policy import TextCallback
 
 from .roles import (
+    AnswerNotes,
     DemoAbort,
     DemoState,
     Executor,
@@ -71,15 +72,16 @@ class Roles:
         recovery_prob: float,
         need_words: NeedWords = "request",
         first_search: FirstSearch = "need",
+        answer_notes: AnswerNotes = "labels",
     ) -> Roles:
-        """The privileged scripted roles (see :data:`NEED_WORDS` and :data:`FIRST_SEARCHES`)."""
+        """The privileged scripted roles (styles: :mod:`training.demos.roles`'s constants)."""
         return cls(
             planner=ScriptedPlanner(
                 specs, lazy_prob=lazy_prob, recovery_prob=recovery_prob, need_words=need_words
             ),
             explorer=ScriptedExplorer(first_search=first_search, need_words=need_words),
             executor=ScriptedExecutor(),
-            verifier=ScriptedVerifier(),
+            verifier=ScriptedVerifier(answer_notes=answer_notes),
         )
 
 

@@ -49,8 +49,10 @@ __all__ = [
     "ScriptedPlanner",
     "ScriptedVerifier",
     "Verifier",
+    "ANSWER_NOTES",
     "FIRST_SEARCHES",
     "NEED_WORDS",
+    "AnswerNotes",
     "FirstSearch",
     "NeedWords",
     "need_phrase",
@@ -65,6 +67,12 @@ NEED_WORDS: tuple[NeedWords, ...] = ("request", "description")
 """How a need is worded: ``request``, the piece of the request the tool serves (the policy can
 learn to write it from what it sees); ``description``, the first clause of the gold tool's
 description (what ParaAgent-135M v1 and v2 learned from: it names the tool the policy must know)."""
+AnswerNotes = Literal["labels", "sources"]
+ANSWER_NOTES: tuple[AnswerNotes, ...] = ("labels", "sources")
+"""What the answer turn's reasoning lists: ``labels``, the first four facts by what they are
+(``temperature in Rome = 21.5``); ``sources``, every fact with the result field it was read
+from (``… from weather__get_current_weather(Rome).temperature``): reading a result the policy
+has never seen is then shown on every demo."""
 FIRST_SEARCHES: tuple[FirstSearch, ...] = ("need", "request")
 """The episode's first search: ``need``, one per need; ``request``, one with the whole request
 (nothing to choose, so the habit transfers; picking among the cards is what is left to learn),
@@ -516,7 +524,14 @@ def _sibling(state: DemoState, spec: ToolSpec, arguments: dict[str, Any]) -> Too
 
 
 class ScriptedVerifier:
-    """Flags dependent calls inside one batch and answers only with facts seen in the results."""
+    """Flags dependent calls inside one batch and answers only with facts seen in the results.
+
+    Args:
+        answer_notes: What the answer turn's reasoning lists (see :data:`ANSWER_NOTES`).
+    """
+
+    def __init__(self, *, answer_notes: AnswerNotes = "labels") -> None:
+        self.answer_notes = answer_notes
 
     def review(self, state: DemoState, batch: list[Pending]) -> list[str]:
         """Flag calls of one batch that need another call of the same batch, and repeats."""
@@ -544,15 +559,38 @@ class ScriptedVerifier:
                 raise DemoAbort(
                     f"fact {fact.label!r}: results say {observed!r}, the task {fact.value!r}"
                 )
-            seen.append(f"{fact.label} = {_short_json(fact.value, 30)}")
+            note = f"{fact.label} = {_short_json(fact.value, 30)}"
+            if self.answer_notes == "sources" and fact.source:
+                note += f" from {_source(state, fact.source)}"
+            seen.append(note)
         answer = state.task.gold_answer
         verdict = check_answer(state.task, answer)
         if not verdict.success:
             raise DemoAbort(f"the answer misses {', '.join(verdict.missing)}")
-        think = (
-            "All results are in. " + "; ".join(seen[:4]) + ("; …" if len(seen) > 4 else "") + "."
-        )
+        shown = seen if self.answer_notes == "sources" else seen[:4]
+        more = "; …" if len(seen) > len(shown) else ""
+        think = f"All results are in. {'; '.join(shown)}{more}."
         return RoleAction(role="verifier", think=think, answer=answer)
+
+
+def _source(state: DemoState, source: str) -> str:
+    """Where a fact was read, as the episode shows it: ``tool.field.path``.
+
+    A tool called several times is told apart by the first argument whose value differs
+    between its calls: ``tool(Rome).field.path``.
+    """
+    node, _, path = source.partition(".")
+    call = state.plan.nodes.get(node)
+    if call is None:
+        return source
+    siblings = [other for other in state.plan.nodes.values() if other.tool == call.tool]
+    varying = [
+        key
+        for key in call.arguments
+        if len({json.dumps(other.arguments.get(key), sort_keys=True) for other in siblings}) > 1
+    ]
+    which = f"({_short_json(call.arguments[varying[0]], 30)})" if varying else ""
+    return f"{state.name_of(call.tool)}{which}.{path}"
 
 
 def _matches(expected: Any, observed: Any, tolerance: float | None) -> bool:
