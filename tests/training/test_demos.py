@@ -25,7 +25,13 @@ from training.demos import (
 from training.demos.card import phrasing_of, provenance
 from training.demos.dataset import balance
 from training.demos.filters import assistant_turns
-from training.demos.roles import ScriptedPlanner, need_phrase, request_need, request_query
+from training.demos.roles import (
+    ScriptedPlanner,
+    need_phrase,
+    request_need,
+    request_pieces,
+    request_query,
+)
 from training.task_source import build_task_set
 
 
@@ -205,6 +211,17 @@ async def test_verifier_refuses_an_answer_the_results_do_not_support() -> None:
     assert episode.status == "error"
     assert "results say" in (episode.error or "")
     assert state is not None and state.outputs  # the calls ran; only the answer was refused
+
+
+def test_request_pieces_cut_sentences_and_clauses() -> None:
+    assert request_pieces("Weather in Rome and Oslo? Also, the time in Lima.") == [
+        "Weather in Rome",
+        "Oslo?",
+        "Also",
+        "the time in Lima.",
+    ]
+    assert request_pieces("Rome, and the, Oslo") == ["Rome", "Oslo"]  # stop words only: dropped
+    assert request_pieces("") == [""]
 
 
 def test_request_need_repeats_the_piece_of_the_request_a_tool_serves() -> None:

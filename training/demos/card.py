@@ -41,8 +41,6 @@ _FIRST_SEARCH = {
     "request": " Each episode first searches with the whole query (stop words dropped) and keeps "
     "the cards that fit; only the tools it missed get a search of their own.",
 }
-
-
 _ANSWER_NOTES = {
     "labels": "",
     "sources": " The answer's reasoning names, for every fact, the result field it was read from.",

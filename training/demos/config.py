@@ -120,18 +120,15 @@ class DemoConfig:
             raise ConfigError(
                 f"search_top_k: must be within 1..20 (search_tools' limit), got {self.search_top_k}"
             )
-        if self.need_words not in NEED_WORDS:
-            raise ConfigError(
-                f"need_words: use one of {', '.join(NEED_WORDS)}, got {self.need_words!r}"
-            )
-        if self.first_search not in FIRST_SEARCHES:
-            raise ConfigError(
-                f"first_search: use one of {', '.join(FIRST_SEARCHES)}, got {self.first_search!r}"
-            )
-        if self.answer_notes not in ANSWER_NOTES:
-            raise ConfigError(
-                f"answer_notes: use one of {', '.join(ANSWER_NOTES)}, got {self.answer_notes!r}"
-            )
+        for name, allowed in (
+            ("need_words", NEED_WORDS),
+            ("first_search", FIRST_SEARCHES),
+            ("answer_notes", ANSWER_NOTES),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ConfigError(
+                    f"{name}: use one of {', '.join(allowed)}, got {getattr(self, name)!r}"
+                )
         for name in ("lazy_explore_prob", "recovery_prob", "max_recovered_share", "failure_rate"):
             _check_fraction(name, getattr(self, name))
         if self.turn_slack < 0 or self.max_irrelevant_calls < 0:

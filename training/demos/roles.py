@@ -9,9 +9,10 @@ request's own values are (the gold argument's name: "flight number" for "CX704")
 retried after a miss guesses the tool's name. The first need and search repeat the request's
 words, so the habit carries over to tools the policy has never seen.
 
-Two choices change what the demonstrations teach (:data:`NEED_WORDS`, :data:`FIRST_SEARCHES`):
-needs worded from the request or from the gold tool's description (the demonstrations of
-ParaAgent-135M v1 and v2), and a first search per need or one search with the whole request.
+Three choices change what the demonstrations teach (:data:`NEED_WORDS`, :data:`FIRST_SEARCHES`,
+:data:`ANSWER_NOTES`): needs worded from the request or from the gold tool's description (the
+demonstrations of ParaAgent-135M v1 and v2), a first search per need or one search with the whole
+request, and an answer turn listing facts by label or with the result field each was read from.
 """
 
 from __future__ import annotations
@@ -56,8 +57,9 @@ __all__ = [
     "FirstSearch",
     "NeedWords",
     "need_phrase",
-    "request_query",
     "request_need",
+    "request_pieces",
+    "request_query",
 ]
 
 Recovery = Literal["bad_arguments", "wrong_tool"]
@@ -210,6 +212,19 @@ def request_query(query: str, *, max_words: int = 24) -> str:
     return " ".join(_words(query)[:max_words]) or query.strip()
 
 
+def request_pieces(query: str) -> list[str]:
+    """The request cut into sentences, then clauses (commas, colons, dashes, "and").
+
+    Pieces of stop words only are dropped; a request with no other word is one piece.
+    """
+    return [
+        re.sub(r"^and\s+", "", piece.strip(), flags=re.IGNORECASE)
+        for sentence in re.split(r"(?<=[.?!])\s+", query.strip())
+        for piece in re.split(r"[,;:]\s+|\s+-\s+|\s+and\s+", sentence)
+        if _words(piece)
+    ] or [query.strip()]
+
+
 def request_need(query: str, tool_text: str, *, max_words: int = 10) -> str:
     """The part of the user's request a tool serves, in the request's own words.
 
@@ -220,12 +235,7 @@ def request_need(query: str, tool_text: str, *, max_words: int = 10) -> str:
     need never carries words the episode has not shown, so the habit transfers to unseen tools.
     """
     tool_stems = {_stem(word) for word in _words(tool_text)} - _NAME_VERBS
-    pieces = [
-        re.sub(r"^and\s+", "", piece.strip(), flags=re.IGNORECASE)
-        for sentence in re.split(r"(?<=[.?!])\s+", query.strip())
-        for piece in re.split(r"[,;:]\s+|\s+-\s+|\s+and\s+", sentence)
-        if _words(piece)
-    ] or [query.strip()]
+    pieces = request_pieces(query)
 
     def shared(piece: str) -> int:
         return len({_stem(word) for word in _words(piece)} & tool_stems)

@@ -9,8 +9,8 @@ these wordings:
 * ``request``: one search with the whole request (stop words dropped), as
   ``first_search: request`` demonstrates: nothing to choose, the same habit for any request;
 * ``pieces``: one search per piece of the request (sentences, then clauses);
-* ``request need``: one search per gold tool with the request piece that tool serves, as
-  ``need_words: request`` demonstrates (the gold tool chose the piece: privileged);
+* ``request need``: one search per need of ``need_words: request`` demonstrations (the request
+  piece a gold tool serves, with what its values are: the gold tool chose the piece: privileged);
 * ``description need``: one search per gold tool with its description's first clause, as the
   demonstrations of ParaAgent-135M v1 and v2 (``need_words: description``: names the tool).
 
@@ -24,48 +24,37 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
+import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from paraagent_runtime import Task, ToolSpec
+from paraagent_runtime import Task
 from paraagent_runtime.intervals import bootstrap_mean
 from paraagent_runtime.keyword_search import KeywordToolSearch
-from training.demos.roles import need_phrase, request_need, request_query
+from training.demos.roles import (
+    NEED_WORDS,
+    NeedWords,
+    ScriptedPlanner,
+    request_pieces,
+    request_query,
+)
 from training.task_source import TaskSet, TaskSource, build_task_set
 
-__all__ = ["first_search_recall", "request_pieces"]
+__all__ = ["WORDINGS", "first_search_recall"]
 
-Wording = Callable[[Task, dict[str, ToolSpec]], list[str]]
-
-
-def request_pieces(query: str) -> list[str]:
-    """The request cut into sentences, then clauses (commas, colons, dashes, "and")."""
-    return [
-        re.sub(r"^and\s+", "", piece.strip(), flags=re.IGNORECASE)
-        for sentence in re.split(r"(?<=[.?!])\s+", query.strip())
-        for piece in re.split(r"[,;:]\s+|\s+-\s+|\s+and\s+", sentence)
-        if piece.strip()
-    ] or [query]
-
-
-def _tool_text(tool: str, specs: dict[str, ToolSpec]) -> str:
-    spec = specs.get(tool)
-    return f"{tool.partition('/')[2]} {spec.description if spec else ''}"
-
+Wording = Callable[[Task, dict[NeedWords, dict[str, str]]], list[str]]
+"""A task and the demonstrator's needs per :data:`~training.demos.roles.NEED_WORDS` → queries."""
 
 WORDINGS: dict[str, Wording] = {
-    "request": lambda task, specs: [request_query(task.query)],
-    "pieces": lambda task, specs: request_pieces(task.query),
-    "request need": lambda task, specs: [
-        request_need(task.query, _tool_text(tool, specs)) for tool in task.tools
-    ],
-    "description need": lambda task, specs: [
-        need_phrase(specs[tool].description) if tool in specs else tool for tool in task.tools
-    ],
+    "request": lambda task, needs: [request_query(task.query)],
+    "pieces": lambda task, needs: request_pieces(task.query),
+    "request need": lambda task, needs: list(dict.fromkeys(needs["request"].values())),
+    "description need": lambda task, needs: list(needs["description"].values()),
 }
-"""The first-search wordings compared: each gives the queries of one task's first explore turn."""
+"""The first-search wordings compared: each gives the queries of one task's first explore turn
+(the needs as the demonstrator's planner words them: once per distinct request need, once per
+tool for description needs, as its explorer searches)."""
 
 
 async def first_search_recall(
@@ -81,9 +70,13 @@ async def first_search_recall(
         specs = {spec.id: spec for spec in task_set.env_for(task).specs()}
         search = KeywordToolSearch()
         await search.update(list(specs.values()))
+        needs: dict[NeedWords, dict[str, str]] = {}
+        for style in NEED_WORDS:
+            planner = ScriptedPlanner(specs, lazy_prob=0.0, recovery_prob=0.0, need_words=style)
+            needs[style] = (await planner.plan(task, random.Random(0))).needs
         gold = set(task.tools)
         for name, wording in WORDINGS.items():
-            queries = wording(task, specs)
+            queries = wording(task, needs)
             for top_k in top_ks:
                 found = {
                     tool for query in queries for tool, _ in await search.search(query, top_k=top_k)

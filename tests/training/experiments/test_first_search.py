@@ -1,17 +1,7 @@
 from __future__ import annotations
 
-from training.experiments.first_search import WORDINGS, first_search_recall, request_pieces
+from training.experiments.first_search import WORDINGS, first_search_recall
 from training.task_source import TaskSource, build_task_set
-
-
-def test_request_pieces_cut_sentences_and_clauses() -> None:
-    assert request_pieces("Weather in Rome and Oslo? Also, the time in Lima.") == [
-        "Weather in Rome",
-        "Oslo?",
-        "Also",
-        "the time in Lima.",
-    ]
-    assert request_pieces("") == [""]
 
 
 async def test_first_search_recall_rows_per_wording_and_top_k() -> None:
