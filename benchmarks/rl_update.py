@@ -30,7 +30,7 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from paraagent_runtime.policy.transformers_local import quiet_peft
+from paraagent_runtime.policy.transformers_local import load_causal_lm, quiet_peft
 from training.algo import kept_logprobs, logit_positions, sequence_logprobs
 from training.rl.config import RLConfig
 from training.rl.model import fresh_adapter, without_dropout
@@ -141,9 +141,7 @@ def load_model(
         The model in train mode, without dropout (a saved adapter may carry LoRA dropout, which
         RL turns off).
     """
-    from transformers import AutoModelForCausalLM
-
-    model = AutoModelForCausalLM.from_pretrained(source, dtype=getattr(torch, dtype))
+    model = load_causal_lm(source, dtype=getattr(torch, dtype))
     if adapter is not None:
         from peft import PeftModel
 

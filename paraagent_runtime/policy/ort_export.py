@@ -145,12 +145,12 @@ def _merge(base: Path, adapter: Path, output: Path) -> Path:
     """Write ``base`` with ``adapter`` merged into its weights (float32) to ``output``."""
     import torch
     from peft import PeftModel
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
 
-    from .transformers_local import quiet_peft
+    from .transformers_local import load_causal_lm, quiet_peft
 
     try:
-        model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+        model = load_causal_lm(base, dtype=torch.float32)
         with quiet_peft():
             merged = PeftModel.from_pretrained(model, adapter).merge_and_unload()
         merged.save_pretrained(output)

@@ -99,7 +99,9 @@ def ensure_smollm2(target: Path | None = None) -> Path:
     gguf_path = smollm2_gguf_path()
     _require_gguf_support()
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
+
+    from .transformers_local import load_causal_lm
 
     started = time.perf_counter()
     logger.info("exporting %s from %s to %s (once)", SMOLLM2_NAME, gguf_path, target)
@@ -107,9 +109,7 @@ def ensure_smollm2(target: Path | None = None) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     try:
         tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
-        model = AutoModelForCausalLM.from_pretrained(
-            gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32
-        )
+        model = load_causal_lm(gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32)
         # The weights are de-quantized on load; dropping the GGUF quantizer makes them a plain,
         # serializable float32 model.
         model.hf_quantizer = None

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import torch
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-__all__ = ["TransformersPolicy", "quiet_peft"]
+__all__ = ["TransformersPolicy", "load_causal_lm", "quiet_peft"]
 
 logger = logging.getLogger(__name__)
 
@@ -149,7 +149,7 @@ class TransformersPolicy(LocalPolicy):
                     "TransformersPolicy needs torch and transformers: install the `local` extra"
                 )
             import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer
+            from transformers import AutoTokenizer
 
             from .smollm2 import ensure_smollm2
 
@@ -158,7 +158,7 @@ class TransformersPolicy(LocalPolicy):
             dtype = "auto" if self._dtype == "auto" else getattr(torch, self._dtype)
             try:
                 tokenizer = AutoTokenizer.from_pretrained(source)
-                model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype)
+                model = load_causal_lm(source, dtype=dtype)
             except (OSError, ValueError) as exc:
                 raise ConfigError(
                     f"cannot load the model from {source}: {_first_line(exc)}"
@@ -339,6 +339,18 @@ class TransformersPolicy(LocalPolicy):
                 yield
 
         return fork()
+
+
+def load_causal_lm(source: str | Path, **options: Any) -> PreTrainedModel:
+    """``AutoModelForCausalLM.from_pretrained(source, **options)`` with the Hub's kernels off.
+
+    transformers 5 kernelizes a model whenever it changes mode (``model.train()``) on a GPU,
+    fetching the kernels from the Hub; offline (as every run here is) that fails. The local
+    models keep transformers' own layers instead.
+    """
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(source, use_kernels=False, **options)
 
 
 @contextlib.contextmanager

@@ -211,3 +211,17 @@ async def test_lora_adapter_is_applied(tmp_path: Path, tiny_model_dir: Path) -> 
         CONVERSATION, sampling=sampling
     )
     assert adapted.logprobs != pytest.approx(plain.logprobs, abs=1e-6)
+
+
+def test_local_models_never_fetch_hub_kernels(tiny_model_dir: Path) -> None:
+    """transformers 5 would kernelize on model.train() on a GPU, fetching kernels from the Hub
+    (an offline run then fails): every local model is loaded with them off."""
+    from paraagent_runtime.policy.transformers_local import load_causal_lm
+
+    policy = TransformersPolicy(tiny_model_dir)
+    policy.load()
+    assert policy.model.use_kernels is False
+    model = load_causal_lm(tiny_model_dir)
+    model.train()
+    assert model.use_kernels is False
+    assert model.training
