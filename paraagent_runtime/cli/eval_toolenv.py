@@ -184,10 +184,13 @@ def compare_evaluations(first: Path, second: Path, console: Console) -> str:
     from mcp_servers.toolenv.evaluation import compare_files, comparison_table
 
     table = comparison_table(compare_files(first, second))
+    # soft_wrap: a table row wrapped at the terminal's width is no markdown once redirected.
     console.print(
-        f"Paired by task: {first} minus {second} (bootstrap 95% intervals)\n", highlight=False
+        f"Paired by task: {first} minus {second} (bootstrap 95% intervals)\n",
+        highlight=False,
+        soft_wrap=True,
     )
-    console.print(table, highlight=False, markup=False)
+    console.print(table, highlight=False, markup=False, soft_wrap=True)
     return table
 
 

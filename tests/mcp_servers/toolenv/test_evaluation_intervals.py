@@ -158,6 +158,8 @@ def test_cli_compare_prints_paired_intervals_and_bad_files_exit_2(
     result = CliRunner().invoke(_cli(), ["--compare", str(first), str(second)])
     assert result.exit_code == 0, result.output
     assert "| a react − b react | 6 | +0.0 [+0.0, +0.0] |" in result.output
+    rows = [line for line in result.output.splitlines() if line.startswith("|")]
+    assert len(rows) == 2 + 3 and all(line.endswith("|") for line in rows)  # three modes, unwrapped
     missing = CliRunner().invoke(_cli(), ["--compare", str(first), str(tmp_path / "nope.json")])
     assert missing.exit_code == 2 and "error:" in missing.output
 
