@@ -11,7 +11,9 @@ is read back, not rerun, and ``train=False`` only reads back (regenerates the re
 directories). A run that did not log exactly the planned steps (stopped by ``max_time_s``, or
 from a longer earlier plan) is reported as incomplete and not pooled. Optionally the starting
 policy and each final policy are evaluated on the same held-out ``dev`` tasks (:class:`Heldout`:
-greedy, or several samples per task at a temperature).
+greedy, or several samples per task at a temperature). With a keep folder (:mod:`.kept_runs`),
+finished runs' small files are copied there as each finishes and restored from it first, so a
+lost machine costs at most the unfinished runs.
 
 Outputs in ``output_dir`` (:mod:`.ablation_report`): ``ablation.json`` (per run, per arm),
 ``ablation.md`` (the arms with seed-level intervals, :mod:`.arms`; the per-family table; the
@@ -39,6 +41,7 @@ from training.rl.trainer import METRICS, RLTrainer
 
 from .ablation_report import CURVES, AblationRun, write_ablation
 from .heldout import Heldout, HeldoutScore, cached_score, heldout_tasks, save_score, score_key
+from .kept_runs import keep, restore
 
 __all__ = ["ARM_SETS", "DEFAULT_ESTIMATORS", "ArmSet", "arm_set", "run_ablation"]
 
@@ -124,6 +127,7 @@ def run_ablation(
     heldout: Heldout | None = None,
     floor: str | None = None,
     train: bool = True,
+    keep_dir: Path | None = None,
 ) -> list[AblationRun]:
     """Run (or read back) every estimator with every seed and write the table and the PNG.
 
@@ -138,6 +142,9 @@ def run_ablation(
         floor: The estimator every other one is paired against (default: the first).
         train: ``False`` trains and evaluates nothing: it reads back what the run directories
             hold (a run with no step logged is left out with a warning) and rewrites the report.
+        keep_dir: A second home for the small files of finished runs (:mod:`.kept_runs`): what
+            ``output_dir`` lacks is restored from it first, and the start's and each finished
+            run's scores, episodes and logged steps are copied to it as soon as they exist.
 
     Raises:
         ConfigError: no estimator or seed, a window < 1, an unknown estimator, a floor that is
@@ -151,11 +158,15 @@ def run_ablation(
     if floor not in estimators:
         raise ConfigError(f"run_ablation: the floor {floor!r} is not among the estimators")
     variants = [_variant(base, e, s, output_dir) for e in estimators for s in seeds]
+    if keep_dir is not None:
+        restore(keep_dir, output_dir)
     heldout_set: list[Task] = []
     start = None
     if heldout is not None:
         heldout_set = heldout_tasks(base, heldout.tasks)
         start = _start_heldout(base, output_dir, heldout_set, heldout, evaluate=train)
+        if start is not None and keep_dir is not None:
+            keep(output_dir, keep_dir, [output_dir / START_SCORE, output_dir / "start" / EPISODES])
     runs = []
     for config in variants:
         rows = _read_metrics(config.output_dir / METRICS)
@@ -169,6 +180,10 @@ def run_ablation(
         if not rows:
             logger.warning("ablation: %s has no logged step; left out", config.output_dir)
             continue
+        finished = len(rows) >= config.steps and (heldout is None or score is not None)
+        if finished and keep_dir is not None:
+            files = (METRICS, FINAL_SCORE, EPISODES)
+            keep(output_dir, keep_dir, [config.output_dir / name for name in files])
         runs.append(_summarize(config, rows, window, score))
     if not runs:
         raise ConfigError(f"run_ablation: no run under {output_dir} has a logged step")

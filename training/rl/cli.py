@@ -155,6 +155,13 @@ def ablation(
     heldout_temperature: Annotated[
         float, typer.Option(min=0.0, help="Held-out sampling temperature (0 = greedy).")
     ] = 0.0,
+    keep_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Second home (e.g. in git) for finished runs' small files: restored from first, "
+            "updated as each run finishes, so a lost machine loses no finished run."
+        ),
+    ] = None,
     assignments: SetOption = None,
 ) -> None:
     """Advantage estimators side by side: same seeds and budget, a table and a PNG."""
@@ -183,6 +190,7 @@ def ablation(
             heldout=heldout,
             floor=None if estimator else chosen.floor,
             train=not report_only,
+            keep_dir=keep_dir,
         )
     except ParaAgentError as exc:
         typer.echo(f"error: {exc}", err=True)

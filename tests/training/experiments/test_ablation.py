@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -140,7 +141,8 @@ def test_decoupling_ablation_end_to_end_on_a_tiny_model(tiny_model: Path, tmp_pa
     )
     heldout = Heldout(tasks=2)
     options = dict(output_dir=tmp_path, estimators=("grpo", "gdpo"), seeds=(0, 1), window=1)
-    runs = run_ablation(base, heldout=heldout, floor="grpo", **options)
+    kept = tmp_path.parent / f"{tmp_path.name}-kept"
+    runs = run_ablation(base, heldout=heldout, floor="grpo", keep_dir=kept, **options)
     assert [(r.estimator, r.seed, r.steps, r.complete) for r in runs] == [
         ("grpo", 0, 1, True),
         ("grpo", 1, 1, True),
@@ -161,11 +163,26 @@ def test_decoupling_ablation_end_to_end_on_a_tiny_model(tiny_model: Path, tmp_pa
     assert table.startswith("| arm | complete seeds |") and "| gdpo | 0,1 | 1 |" in table
     assert (tmp_path / "ablation.png").stat().st_size > 0
 
-    # Reading back regenerates the same table without training or evaluating anything.
-    (tmp_path / "ablation.md").unlink()
-    again = run_ablation(base, heldout=heldout, floor="grpo", train=False, **options)
+    # Every finished run's small files were kept as it finished, never its checkpoint.
+    kept_files = sorted(p.relative_to(kept).as_posix() for p in kept.rglob("*") if p.is_file())
+    assert kept_files == sorted(
+        ["start.json", "start/heldout.jsonl"]
+        + [
+            f"{arm}-seed{seed}/{name}"
+            for arm in ("grpo", "gdpo")
+            for seed in (0, 1)
+            for name in ("heldout.json", "heldout.jsonl", "metrics.jsonl")
+        ]
+    )
+
+    # Reading back regenerates the same table without training or evaluating anything, also on
+    # a fresh machine that has only the kept files.
+    for entry in tmp_path.iterdir():
+        shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    again = run_ablation(base, heldout=heldout, floor="grpo", train=False, keep_dir=kept, **options)
     assert [r.heldout for r in again] == [r.heldout for r in runs]
     assert (tmp_path / "ablation.md").read_text() == table
+    assert not (tmp_path / "grpo-seed0" / "checkpoint").exists()
 
     # One run extended to two steps: under a two-step plan the others stopped early; under the
     # one-step plan the extended one is off plan. Either way unequal runs are not pooled.
