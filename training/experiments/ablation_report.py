@@ -253,7 +253,8 @@ def plot_ablation(
         axis.title.set_fontsize(9)
         axis.set_xlabel("step")
         axis.xaxis.set_major_locator(MaxNLocator(integer=True))
-        axis.legend(fontsize=8)
+        if runs:
+            axis.legend(fontsize=8)
     if bars:
         # The error of one score (one seed's), at each bar's rate: the spread a single
         # evaluation has, which is what the dots of the seeds are compared against.

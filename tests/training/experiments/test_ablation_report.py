@@ -46,6 +46,9 @@ def test_heldout_plot_has_the_start_then_each_estimator_with_its_seeds(tmp_path:
     # Three panels (reward, success, held-out) are wider than the two without held-out scores.
     plain = plot_ablation([_run("grpo", 0, 0.2)], tmp_path / "b.png")
     assert Image.open(png).size[0] > Image.open(plain).size[0]
+    # Before any run is complete the plot has the start's bar alone (and no empty legend).
+    start_only = plot_ablation([], tmp_path / "c.png", start=start, heldout=spec)
+    assert Image.open(start_only).size == Image.open(png).size
 
 
 def test_table_says_how_heldout_success_was_measured() -> None:
