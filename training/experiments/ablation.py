@@ -79,6 +79,7 @@ def arm_set(name: str) -> ArmSet:
 START_SCORE = "start.json"
 FINAL_SCORE = "heldout.json"
 EPISODES = "heldout.jsonl"
+START_DIR = "start"
 
 
 def _read_metrics(path: Path) -> list[dict[str, Any]]:
@@ -147,7 +148,8 @@ def run_ablation(
             run's scores, episodes and logged steps are copied to it as soon as they exist.
 
     Raises:
-        ConfigError: no estimator or seed, a window < 1, an unknown estimator, a floor that is
+        ConfigError: no estimator or seed, a window < 1, a keep_dir that is a file, an unknown
+            estimator, a floor that is
             not one of the estimators, or (reading back) no run with a logged step.
     """
     if not estimators or not seeds:
@@ -157,6 +159,8 @@ def run_ablation(
     floor = floor or estimators[0]
     if floor not in estimators:
         raise ConfigError(f"run_ablation: the floor {floor!r} is not among the estimators")
+    if keep_dir is not None and keep_dir.exists() and not keep_dir.is_dir():
+        raise ConfigError(f"run_ablation: keep_dir {keep_dir} is a file, not a folder")
     variants = [_variant(base, e, s, output_dir) for e in estimators for s in seeds]
     if keep_dir is not None:
         restore(keep_dir, output_dir)
@@ -166,7 +170,8 @@ def run_ablation(
         heldout_set = heldout_tasks(base, heldout.tasks)
         start = _start_heldout(base, output_dir, heldout_set, heldout, evaluate=train)
         if start is not None and keep_dir is not None:
-            keep(output_dir, keep_dir, [output_dir / START_SCORE, output_dir / "start" / EPISODES])
+            start_files = [output_dir / START_SCORE, output_dir / START_DIR / EPISODES]
+            keep(output_dir, keep_dir, start_files)
     runs = []
     for config in variants:
         rows = _read_metrics(config.output_dir / METRICS)
@@ -238,7 +243,7 @@ def _start_heldout(
     """
     key = score_key(base, tasks, heldout, step=0)
     cache = output_dir / START_SCORE
-    start_dir = output_dir / "start"
+    start_dir = output_dir / START_DIR
     score = cached_score(cache, key, start_dir / EPISODES)
     if score is not None or not evaluate:
         return score

@@ -38,6 +38,7 @@ def test_cli_reports_a_bad_config_with_status_2(tmp_path: Path) -> None:
     for extra, message in (
         (["--heldout-tasks", "2", "--heldout-samples", "4"], "need a temperature"),
         (["--heldout-temperature", "1.0"], "need --heldout-tasks N"),
+        (["--keep-dir", str(config)], "is a file, not a folder"),
     ):
         result = CliRunner().invoke(rl_app, ["ablation", "--output-dir", str(tmp_path), *extra])
         assert result.exit_code == 2 and message in result.output, result.output
