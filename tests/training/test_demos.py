@@ -420,7 +420,7 @@ async def test_mixed_demos_cover_catalog_providers_and_say_so_in_the_card(
         assert demo.family.startswith("catalog_") and demo.tools == task.tools
         assert demo.categories and check_answer(task, demo.answer or "").success
         called = {call.name for turn in assistant_turns(demo.messages) for call in turn.calls}
-        assert {tool.replace("/", "__") for tool in task.tools} <= called
+        assert {model_facing_name(tool) for tool in task.tools} <= called
     coverage = json.loads((tmp_path / "card.json").read_text())["kept"]["coverage"]
     assert coverage["by_source"] == dict(Counter(demo.source for demo in build.demos))
     assert coverage["tools"] == len({tool for demo in build.demos for tool in demo.tools})
