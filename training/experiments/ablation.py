@@ -54,13 +54,20 @@ class ArmSet:
 
     estimators: tuple[str, ...]
     floor: str
+    contrasts: tuple[tuple[str, str], ...] = ()
+    """``(arm, reference)`` pairs of arms with the same reward information, compared directly."""
 
 
 ARM_SETS = {
     "default": ArmSet(("grpo", "multilevel"), floor="grpo"),
-    "decoupling": ArmSet(("grpo", "grpo_summed", "gdpo", "multilevel"), floor="grpo"),
+    "decoupling": ArmSet(
+        ("grpo", "grpo_summed", "gdpo", "multilevel"),
+        floor="grpo",
+        contrasts=(("multilevel", "grpo_summed"), ("gdpo", "grpo_summed"), ("multilevel", "gdpo")),
+    ),
 }
-"""Arm sets by name: ``decoupling`` is issue #29's four arms with identical reward information."""
+"""Arm sets by name: ``decoupling`` is issue #29's four arms; three share the reward information
+and are contrasted with each other, which isolates the normalization (the decoupling itself)."""
 
 DEFAULT_ESTIMATORS = ARM_SETS["default"].estimators
 
@@ -127,6 +134,7 @@ def run_ablation(
     window: int = 5,
     heldout: Heldout | None = None,
     floor: str | None = None,
+    contrasts: Sequence[tuple[str, str]] = (),
     train: bool = True,
     keep_dir: Path | None = None,
 ) -> list[AblationRun]:
@@ -141,6 +149,7 @@ def run_ablation(
         window: Steps at the end averaged into the final numbers.
         heldout: How the start and each final policy are evaluated (``None`` skips it).
         floor: The estimator every other one is paired against (default: the first).
+        contrasts: ``(arm, reference)`` pairs of estimators also compared directly.
         train: ``False`` trains and evaluates nothing: it reads back what the run directories
             hold (a run with no step logged is left out with a warning) and rewrites the report.
         keep_dir: A second home for the small files of finished runs (:mod:`.kept_runs`): what
@@ -149,8 +158,8 @@ def run_ablation(
 
     Raises:
         ConfigError: no estimator or seed, a window < 1, a keep_dir that is a file, an unknown
-            estimator, a floor that is
-            not one of the estimators, or (reading back) no run with a logged step.
+            estimator, a floor or contrast arm that is not one of the estimators, or (reading
+            back) no run with a logged step.
     """
     if not estimators or not seeds:
         raise ConfigError("run_ablation: give at least one estimator and one seed")
@@ -159,6 +168,9 @@ def run_ablation(
     floor = floor or estimators[0]
     if floor not in estimators:
         raise ConfigError(f"run_ablation: the floor {floor!r} is not among the estimators")
+    strangers = sorted({arm for pair in contrasts for arm in pair} - set(estimators))
+    if strangers:
+        raise ConfigError(f"run_ablation: contrast arms {strangers} are not among the estimators")
     if keep_dir is not None and keep_dir.exists() and not keep_dir.is_dir():
         raise ConfigError(f"run_ablation: keep_dir {keep_dir} is a file, not a folder")
     variants = [_variant(base, e, s, output_dir) for e in estimators for s in seeds]
@@ -194,7 +206,13 @@ def run_ablation(
         raise ConfigError(f"run_ablation: no run under {output_dir} has a logged step")
     families = {task.id: task.family for task in heldout_set}
     write_ablation(
-        runs, output_dir, start=start, heldout=heldout, floor=floor, families=families or None
+        runs,
+        output_dir,
+        start=start,
+        heldout=heldout,
+        floor=floor,
+        contrasts=contrasts,
+        families=families or None,
     )
     return runs
 

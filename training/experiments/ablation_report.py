@@ -19,7 +19,7 @@ from pydantic import BaseModel, computed_field
 from paraagent_runtime.plotting import pyplot, save_figure
 from training.evaluate import optional_cell
 
-from .arms import arm_results, arms_table, family_table
+from .arms import arm_results, arms_table, contrast_results, contrasts_table, family_table
 from .heldout import DepthScore, Heldout, HeldoutScore, format_paired, paired_difference
 from .plot import draw_bars
 
@@ -276,6 +276,7 @@ def write_ablation(
     start: HeldoutScore | None = None,
     heldout: Heldout | None = None,
     floor: str | None = None,
+    contrasts: Sequence[tuple[str, str]] = (),
     families: Mapping[str, str] | None = None,
 ) -> None:
     """Write ``ablation.json``, ``ablation.md`` and ``ablation.png`` to ``output_dir``.
@@ -286,6 +287,7 @@ def write_ablation(
         start: The starting policy's held-out score.
         heldout: How held-out success was measured.
         floor: The arm the others are paired against (default: the first run's estimator).
+        contrasts: ``(arm, reference)`` pairs also compared directly (same reward information).
         families: Held-out task id → family, for the per-family table.
     """
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -305,8 +307,10 @@ def write_ablation(
     arms = arm_results(runs, floor=floor, start=start, families=families)
     if any(run.heldout is not None for run in runs):
         by_family = family_table(arms)
+        compared = contrasts_table(contrast_results(runs, contrasts))
         table = (
             arms_table(arms, floor=floor, start=start)
+            + ("\n" + compared if compared else "")
             + ("\n" + by_family if by_family else "")
             + "\nTraining curves and means over seeds (mean ± std):\n\n"
             + table
@@ -315,6 +319,7 @@ def write_ablation(
         "runs": [run.model_dump() for run in runs],
         "floor": floor,
         "arms": [arm.model_dump(mode="json") for arm in arms],
+        "contrasts": [c.model_dump(mode="json") for c in contrast_results(runs, contrasts)],
         "start_heldout_success": start.success if start is not None else None,
         "start_heldout_per_task": start.per_task if start is not None else None,
         "start_heldout_by_depth": (start.model_dump()["by_depth"] if start is not None else None),

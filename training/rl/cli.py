@@ -134,7 +134,8 @@ def ablation(
         str | None,
         typer.Option(
             help="Named arm set: default (grpo, multilevel) or decoupling (grpo, grpo_summed, "
-            "gdpo, multilevel; each paired vs grpo). Not with --estimator."
+            "gdpo, multilevel; each paired vs grpo, the last three also with each other). Not with "
+            "--estimator."
         ),
     ] = None,
     report_only: Annotated[
@@ -189,6 +190,7 @@ def ablation(
             window=window,
             heldout=heldout,
             floor=None if estimator else chosen.floor,
+            contrasts=() if estimator else chosen.contrasts,
             train=not report_only,
             keep_dir=keep_dir,
         )

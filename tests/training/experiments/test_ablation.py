@@ -18,7 +18,12 @@ from ..rl.helpers import rl_config as _config
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"seeds": ()}, "seed"), ({"estimators": ()}, "estimator"), ({"window": 0}, "window")],
+    [
+        ({"seeds": ()}, "seed"),
+        ({"estimators": ()}, "estimator"),
+        ({"window": 0}, "window"),
+        ({"contrasts": [("gdpo", "grpo")]}, r"contrast arms \['gdpo'\]"),
+    ],
 )
 def test_bad_ablation_arguments_raise(tmp_path: Path, kwargs: dict, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
