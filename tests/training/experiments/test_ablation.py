@@ -169,15 +169,16 @@ def test_decoupling_ablation_end_to_end_on_a_tiny_model(tiny_model: Path, tmp_pa
     assert table.startswith("| arm | complete seeds |") and "| gdpo | 0,1 | 1 |" in table
     assert (tmp_path / "ablation.png").stat().st_size > 0
 
-    # Every finished run's small files were kept as it finished, never its checkpoint.
+    # Every finished run's small files were kept as it finished (JSON lines gzipped), never its
+    # checkpoint.
     kept_files = sorted(p.relative_to(kept).as_posix() for p in kept.rglob("*") if p.is_file())
     assert kept_files == sorted(
-        ["start.json", "start/heldout.jsonl"]
+        ["start.json", "start/heldout.jsonl.gz"]
         + [
             f"{arm}-seed{seed}/{name}"
             for arm in ("grpo", "gdpo")
             for seed in (0, 1)
-            for name in ("heldout.json", "heldout.jsonl", "metrics.jsonl")
+            for name in ("heldout.json", "heldout.jsonl.gz", "metrics.jsonl.gz")
         ]
     )
 
