@@ -6,6 +6,7 @@ consume rollouts token-in-token-out without re-tokenizing text.
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 import os
@@ -147,12 +148,18 @@ class TrajectoryWriter:
 
 
 def read_episodes(path: str | os.PathLike[str], *, strict: bool = False) -> Iterator[Episode]:
-    """Read episodes back from a JSONL trajectory file.
+    """Read episodes back from a JSONL trajectory file (gzipped when its name ends in ``.gz``).
 
     A malformed line (for instance the partial last line of a killed run) is skipped with a
     warning, or raises :class:`ConfigError` naming the line when ``strict`` is true.
     """
-    with Path(path).open(encoding="utf-8") as handle:
+    path = Path(path)
+    opened = (
+        gzip.open(path, "rt", encoding="utf-8")
+        if path.suffix == ".gz"
+        else path.open(encoding="utf-8")
+    )
+    with opened as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue

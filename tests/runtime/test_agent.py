@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 from typing import Any
 
@@ -127,6 +128,9 @@ async def test_paraact_episode_runs_parallel_calls_and_writes_trajectory(
     ) < tool_message.content.index('id="t1_1"')
     (stored,) = list(read_episodes(tmp_path / "t.jsonl"))
     assert stored.model_dump() == episode.model_dump()
+    packed = tmp_path / "t.jsonl.gz"
+    packed.write_bytes(gzip.compress((tmp_path / "t.jsonl").read_bytes()))
+    assert [e.model_dump() for e in read_episodes(packed)] == [episode.model_dump()]
 
 
 async def test_unloaded_tool_is_an_error_observation_and_the_episode_goes_on(toolspace) -> None:

@@ -241,8 +241,9 @@ def pool(
     episodes: Annotated[
         list[str],
         typer.Option(
-            help="LABEL=PATH or LABEL=PATH@POLICY: one evaluation's episodes of one policy "
-            "(repeat; the same LABEL pools; @POLICY picks a policy from a train eval file)."
+            help="LABEL=PATH or LABEL=PATH@POLICY: one evaluation's episodes of one policy, "
+            "JSON lines, gzipped if PATH ends in .gz (repeat; the same LABEL pools; @POLICY "
+            "picks a policy from a train eval file)."
         ),
     ],
     baseline: Annotated[
