@@ -305,9 +305,10 @@ def write_ablation(
         table += "\n" + by_depth
     floor = floor or (runs[0].estimator if runs else "")
     arms = arm_results(runs, floor=floor, start=start, families=families)
+    contrasted = contrast_results(runs, contrasts)
     if any(run.heldout is not None for run in runs):
         by_family = family_table(arms)
-        compared = contrasts_table(contrast_results(runs, contrasts))
+        compared = contrasts_table(contrasted)
         table = (
             arms_table(arms, floor=floor, start=start)
             + ("\n" + compared if compared else "")
@@ -319,7 +320,7 @@ def write_ablation(
         "runs": [run.model_dump() for run in runs],
         "floor": floor,
         "arms": [arm.model_dump(mode="json") for arm in arms],
-        "contrasts": [c.model_dump(mode="json") for c in contrast_results(runs, contrasts)],
+        "contrasts": [contrast.model_dump(mode="json") for contrast in contrasted],
         "start_heldout_success": start.success if start is not None else None,
         "start_heldout_per_task": start.per_task if start is not None else None,
         "start_heldout_by_depth": (start.model_dump()["by_depth"] if start is not None else None),
