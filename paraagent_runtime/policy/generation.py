@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ._callbacks import emit_text
+from .adapter_weights import check_adapter_weights
 from .base import Completion, Message, Policy, SamplingParams, TextCallback
 from .batching import BatchScheduler, BatchStats
 from .chat_template import ChatTemplate, token_texts
@@ -210,6 +211,8 @@ class LocalPolicy(Policy):
         self._adapter = Path(adapter).expanduser() if adapter is not None else None
         if self._adapter is not None and not self._adapter.is_dir():
             raise ConfigError(f"adapter directory {self._adapter} does not exist")
+        if self._adapter is not None:
+            check_adapter_weights(self._adapter)
         self._max_new_tokens = max_new_tokens
         self.model_name = model_name or (Path(model).name if model else "smollm2-135m-instruct")
         self._model: Any = None

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import ConfigError, UserError
+from .adapter_weights import adapter_load_errors
 from .smollm2 import cache_root
 
 __all__ = ["PRECISIONS", "Precision", "ensure_ort_model", "ort_genai_available"]
@@ -155,7 +156,7 @@ def _merge(base: Path, adapter: Path, output: Path) -> Path:
             merged = PeftModel.from_pretrained(model, adapter).merge_and_unload()
         merged.save_pretrained(output)
         AutoTokenizer.from_pretrained(base).save_pretrained(output)
-    except (OSError, ValueError) as exc:
+    except adapter_load_errors() as exc:
         raise ConfigError(f"cannot merge the adapter {adapter} into {base}: {exc}") from exc
     return output
 

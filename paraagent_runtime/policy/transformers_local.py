@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigError, ModelAPIError, UserError
+from .adapter_weights import adapter_load_errors
 from .base import SamplingParams
 from .batching import BatchScheduler
 from .constrained import TurnConstraint
@@ -181,7 +182,7 @@ class TransformersPolicy(LocalPolicy):
         try:
             with quiet_peft():
                 return PeftModel.from_pretrained(model, adapter)
-        except (OSError, ValueError) as exc:
+        except adapter_load_errors() as exc:
             raise ConfigError(
                 f"cannot load the adapter from {adapter}: {_first_line(exc)}"
             ) from exc

@@ -52,6 +52,7 @@ def test_local_spec_with_an_adapter_dir_applies_it_to_the_base(
     adapter = tmp_path / "adapter"
     adapter.mkdir()
     (adapter / "adapter_config.json").write_text("{}", encoding="utf-8")
+    (adapter / "adapter_model.safetensors").write_bytes(b"")  # routing only: never loaded
     policy = policy_from_spec(f"{backend}:{adapter}", model=str(tiny_model_dir))
     assert isinstance(policy, TransformersPolicy | OnnxGenAIPolicy)
     assert policy.model_name == tiny_model_dir.name

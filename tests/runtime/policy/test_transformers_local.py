@@ -6,6 +6,7 @@ Token ids, log-probs, sampling, stop strings, streaming.
 from __future__ import annotations
 
 import asyncio
+import json
 import warnings
 from pathlib import Path
 
@@ -185,8 +186,14 @@ def test_bad_locations_and_settings_are_config_errors(tmp_path: Path, tiny_model
         TransformersPolicy(tiny_model_dir, dtype="int3")  # type: ignore[arg-type]
     empty_adapter = tmp_path / "empty-adapter"
     empty_adapter.mkdir()
-    with pytest.raises(ConfigError, match="cannot load the adapter"):
-        TransformersPolicy(tiny_model_dir, adapter=empty_adapter).load()
+    with pytest.raises(ConfigError, match="holds no weights"):
+        TransformersPolicy(tiny_model_dir, adapter=empty_adapter)
+    (empty_adapter / "adapter_model.safetensors").write_bytes(b"not weights")
+    lora = {"peft_type": "LORA", "r": 4, "target_modules": ["q_proj"]}
+    for config in ({}, lora):  # no peft_type (peft: KeyError), then damaged weights
+        (empty_adapter / "adapter_config.json").write_text(json.dumps(config))
+        with pytest.raises(ConfigError, match="cannot load the adapter"):
+            TransformersPolicy(tiny_model_dir, adapter=empty_adapter).load()
 
 
 async def test_lora_adapter_is_applied(tmp_path: Path, tiny_model_dir: Path) -> None:
