@@ -77,7 +77,7 @@ if TYPE_CHECKING:
     )
     from .tools import ToolAnnotations, ToolCall, ToolErrorKind, ToolResult, ToolSpec
     from .toolspace import Toolspace
-    from .trajectory import Episode, TrajectoryWriter, TurnRecord, read_episodes
+    from .trajectory import Episode, TrajectoryWriter, TurnRecord, open_jsonl, read_episodes
 
 __all__ = [
     "DEFAULT_MAX_REPEATED_TURNS",
@@ -143,6 +143,7 @@ __all__ = [
     "load_tasks",
     "model_facing_name",
     "policy_from_spec",
+    "open_jsonl",
     "read_episodes",
     "refuse_test_split",
     "resolve_binding",
@@ -220,6 +221,7 @@ _WHERE: dict[str, str] = {
     "Episode": "trajectory",
     "TrajectoryWriter": "trajectory",
     "TurnRecord": "trajectory",
+    "open_jsonl": "trajectory",
     "read_episodes": "trajectory",
 }
 

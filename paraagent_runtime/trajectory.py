@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Literal, Protocol
+from typing import IO, Any, Literal, Protocol, TextIO
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -147,6 +147,14 @@ class TrajectoryWriter:
         self.close()
 
 
+def open_jsonl(path: str | os.PathLike[str]) -> TextIO:
+    """Open a JSON-lines file for reading as text, gunzipped when its name ends in ``.gz``."""
+    path = Path(path)
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8")
+    return path.open(encoding="utf-8")
+
+
 def read_episodes(path: str | os.PathLike[str], *, strict: bool = False) -> Iterator[Episode]:
     """Read episodes back from a JSONL trajectory file (gzipped when its name ends in ``.gz``).
 
@@ -154,12 +162,7 @@ def read_episodes(path: str | os.PathLike[str], *, strict: bool = False) -> Iter
     warning, or raises :class:`ConfigError` naming the line when ``strict`` is true.
     """
     path = Path(path)
-    opened = (
-        gzip.open(path, "rt", encoding="utf-8")
-        if path.suffix == ".gz"
-        else path.open(encoding="utf-8")
-    )
-    with opened as handle:
+    with open_jsonl(path) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue

@@ -76,6 +76,7 @@ PUBLIC = [
     "check_answer",
     "load_tasks",
     "model_facing_name",
+    "open_jsonl",
     "policy_from_spec",
     "read_episodes",
     "refuse_test_split",

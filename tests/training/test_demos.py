@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from collections import Counter
@@ -389,6 +390,19 @@ def test_load_demos_names_the_bad_line(tmp_path) -> None:
     bad.write_text('\n{"id": 1}\n')
     with pytest.raises(ConfigError, match=r"bad.jsonl:2"):
         load_demos(bad)
+
+
+def test_a_gzipped_demo_file_reads_as_the_plain_one(demo_build: DemoBuild, tmp_path) -> None:
+    packed = tmp_path / "demos.jsonl.gz"
+    packed.write_bytes(gzip.compress(demo_build.demos_path.read_bytes()))
+    assert load_demos(packed) == load_demos(demo_build.demos_path)
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(packed.read_bytes()[: packed.stat().st_size // 2])
+    with pytest.raises(ConfigError, match=r"cut.jsonl.gz: cannot read it as demo records"):
+        load_demos(cut)
+    (tmp_path / "plain.jsonl.gz").write_text("not gzip")
+    with pytest.raises(ConfigError, match="cannot read it as demo records"):
+        load_demos(tmp_path / "plain.jsonl.gz")
 
 
 def test_mistake_turns_point_at_the_slip(demo_build: DemoBuild) -> None:

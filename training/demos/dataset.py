@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from mcp_servers.toolenv.records import ToolRecord
-from paraagent_runtime import ConfigError, Message, Task
+from paraagent_runtime import ConfigError, Message, Task, open_jsonl
 
 from ..config import config_to_dict
 from ..task_source import TaskSet, build_task_set, is_catalog_task
@@ -287,10 +287,11 @@ def _write_jsonl(path: Path, demos: Iterable[Demo]) -> None:
 
 
 def load_demos(path: str | Path) -> list[Demo]:
-    """Read demos back from JSONL.
+    """Read demos back from JSONL (gzipped when the name ends in ``.gz``).
 
     Raises:
-        ConfigError: the file is missing or a line is not a demo (the message names the line).
+        ConfigError: the file is missing, is not readable as (gzipped) text, or a line is not a
+            demo (the message names the line).
     """
     file = Path(path)
     if not file.is_file():
@@ -298,13 +299,17 @@ def load_demos(path: str | Path) -> list[Demo]:
             f"demo file {str(file)!r} does not exist (run `paraagent train demos` first)"
         )
     demos = []
-    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            demos.append(Demo.model_validate_json(line))
-        except ValidationError as exc:
-            raise ConfigError(
-                f"{file}:{number}: not a demo record ({str(exc).splitlines()[0]})"
-            ) from exc
+    try:
+        with open_jsonl(file) as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    demos.append(Demo.model_validate_json(line))
+                except ValidationError as exc:
+                    raise ConfigError(
+                        f"{file}:{number}: not a demo record ({str(exc).splitlines()[0]})"
+                    ) from exc
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: cannot read it as demo records ({exc})") from exc
     return demos

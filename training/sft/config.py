@@ -26,8 +26,9 @@ class SFTRunConfig:
 
     demos: tuple[Path, ...] = option(
         (Path("runs/demos/demos.jsonl"),),
-        help="Demo JSONL file(s) written by `paraagent train demos`; several are trained on "
-        "together (a mix of demo sets, e.g. new families beside a replay set).",
+        help="Demo JSONL file(s) written by `paraagent train demos` (gzipped if the name ends "
+        "in .gz); several are trained on together (a mix of demo sets, e.g. new families beside "
+        "a replay set).",
     )
     model: str | None = option(
         None,
