@@ -32,11 +32,11 @@ def check_adapter_weights(adapter: Path) -> None:
         return
     note = adapter / ARCHIVE_NOTE
     if note.is_file():
-        lines = note.read_text(encoding="utf-8").split()
-        if lines:
+        words = note.read_text(encoding="utf-8").split()
+        if words:
             raise ConfigError(
                 f"the weights of the adapter {adapter} are archived in git history; restore them "
-                f"with `git restore --source={lines[0]} -- {adapter / WEIGHT_FILES[0]}`"
+                f"with `git restore --source={words[0]} -- {adapter / WEIGHT_FILES[0]}`"
             )
     raise ConfigError(f"the adapter {adapter} holds no weights (no {' or '.join(WEIGHT_FILES)})")
 

@@ -209,9 +209,9 @@ class LocalPolicy(Policy):
             raise ConfigError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
         self._model_path = Path(model).expanduser() if model is not None else None
         self._adapter = Path(adapter).expanduser() if adapter is not None else None
-        if self._adapter is not None and not self._adapter.is_dir():
-            raise ConfigError(f"adapter directory {self._adapter} does not exist")
         if self._adapter is not None:
+            if not self._adapter.is_dir():
+                raise ConfigError(f"adapter directory {self._adapter} does not exist")
             check_adapter_weights(self._adapter)
         self._max_new_tokens = max_new_tokens
         self.model_name = model_name or (Path(model).name if model else "smollm2-135m-instruct")
