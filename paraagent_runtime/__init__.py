@@ -77,7 +77,7 @@ if TYPE_CHECKING:
     )
     from .tools import ToolAnnotations, ToolCall, ToolErrorKind, ToolResult, ToolSpec
     from .toolspace import Toolspace
-    from .trajectory import Episode, TrajectoryWriter, TurnRecord, open_jsonl, read_episodes
+    from .trajectory import Episode, TrajectoryWriter, TurnRecord, read_episodes, read_jsonl_lines
 
 __all__ = [
     "DEFAULT_MAX_REPEATED_TURNS",
@@ -142,9 +142,9 @@ __all__ = [
     "check_answer",
     "load_tasks",
     "model_facing_name",
-    "open_jsonl",
     "policy_from_spec",
     "read_episodes",
+    "read_jsonl_lines",
     "refuse_test_split",
     "resolve_binding",
     "resolve_path",
@@ -221,8 +221,8 @@ _WHERE: dict[str, str] = {
     "Episode": "trajectory",
     "TrajectoryWriter": "trajectory",
     "TurnRecord": "trajectory",
-    "open_jsonl": "trajectory",
     "read_episodes": "trajectory",
+    "read_jsonl_lines": "trajectory",
 }
 
 

@@ -1,9 +1,10 @@
 """The agent loop: ask the policy for a turn, run its calls in parallel, feed back the results.
 
 One loop serves the three agent modes of DESIGN §3 — ``paraact`` (phases, parallel calls),
-``react`` (one call per turn) and ``decoupled`` (explore until the first execute turn, never
-again). The loop emits typed events as it goes and always finishes its :class:`Episode` —
-answered, out of turns, failed or cancelled — and writes it when a trajectory writer is given.
+``react`` (one call per turn) and ``decoupled`` (explore in turns of their own until the first
+execute turn, never again). The loop emits typed events as it goes and always finishes its
+:class:`Episode` — answered, out of turns, failed or cancelled — and writes it when a trajectory
+writer is given.
 """
 
 from __future__ import annotations
@@ -335,13 +336,15 @@ class Agent:
         """
         index = record.index
         refused: dict[str, ToolResult] = {}
-        if self.config.mode == "decoupled" and executed:
+        # An execute turn that also searches would explore and execute at once, which
+        # decoupled mode forbids from its first execute turn on, that turn included.
+        if self.config.mode == "decoupled" and (executed or infer_phase(turn.calls) == "execute"):
             for call in turn.calls:
                 if infer_phase([call]) == "explore":
                     refused[call.id] = ToolResult.failure(
                         call,
                         ToolErrorKind.PHASE_CLOSED,
-                        "decoupled mode: exploration is closed after the first execute turn",
+                        "decoupled mode: exploration is closed once execution starts",
                     )
         runnable = [call for call in turn.calls if call.id not in refused]
 

@@ -12,10 +12,11 @@ import logging
 import os
 import time
 import uuid
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Literal, Protocol, TextIO
+from typing import IO, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -31,6 +32,7 @@ __all__ = [
     "TrajectoryWriter",
     "TurnRecord",
     "read_episodes",
+    "read_jsonl_lines",
 ]
 
 logger = logging.getLogger(__name__)
@@ -147,29 +149,53 @@ class TrajectoryWriter:
         self.close()
 
 
-def open_jsonl(path: str | os.PathLike[str]) -> TextIO:
-    """Open a JSON-lines file for reading as text, gunzipped when its name ends in ``.gz``."""
+_DAMAGED_TEXT = (EOFError, UnicodeDecodeError, zlib.error, gzip.BadGzipFile)
+"""What reading a JSON-lines file raises when its bytes are not (or stop being) gzipped UTF-8."""
+
+
+def read_jsonl_lines(
+    path: str | os.PathLike[str], *, strict: bool = True
+) -> Iterator[tuple[int, str]]:
+    """The non-blank lines of a JSON-lines file with their numbers (from 1), gunzipped for ``.gz``.
+
+    Raises:
+        ConfigError: the file cannot be opened, or its bytes are not readable text (a gzip
+            stream that is damaged or cut short, bytes that are not UTF-8). When ``strict`` is
+            false a damaged stream ends the lines with a warning instead, after those before it
+            (a killed run's gzipped file keeps its finished records).
+    """
     path = Path(path)
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return path.open(encoding="utf-8")
+    number = 0
+    try:
+        with (
+            gzip.open(path, "rt", encoding="utf-8")
+            if path.suffix == ".gz"
+            else path.open(encoding="utf-8")
+        ) as handle:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    yield number, line
+    except _DAMAGED_TEXT as exc:
+        message = f"{path}: unreadable after line {number} ({exc})"
+        if strict:
+            raise ConfigError(message) from exc
+        logger.warning(message)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc})") from exc
 
 
 def read_episodes(path: str | os.PathLike[str], *, strict: bool = False) -> Iterator[Episode]:
     """Read episodes back from a JSONL trajectory file (gzipped when its name ends in ``.gz``).
 
-    A malformed line (for instance the partial last line of a killed run) is skipped with a
-    warning, or raises :class:`ConfigError` naming the line when ``strict`` is true.
+    A malformed line (for instance the partial last line of a killed run) or a damaged gzip
+    tail is skipped with a warning, or raises :class:`ConfigError` naming the line when
+    ``strict`` is true; a file that cannot be opened raises :class:`ConfigError` either way.
     """
-    path = Path(path)
-    with open_jsonl(path) as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield Episode.model_validate(json.loads(line))
-            except (ValueError, ValidationError) as exc:
-                message = f"{path}:{number}: not an episode record ({str(exc).splitlines()[0]})"
-                if strict:
-                    raise ConfigError(message) from exc
-                logger.warning(message)
+    for number, line in read_jsonl_lines(path, strict=strict):
+        try:
+            yield Episode.model_validate(json.loads(line))
+        except (ValueError, ValidationError) as exc:
+            message = f"{path}:{number}: not an episode record ({str(exc).splitlines()[0]})"
+            if strict:
+                raise ConfigError(message) from exc
+            logger.warning(message)

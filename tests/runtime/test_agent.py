@@ -291,6 +291,20 @@ async def test_decoupled_mode_never_explores_after_executing(toolspace) -> None:
     assert [r.error_kind for r in episode.turns[2].results] == [ToolErrorKind.PHASE_CLOSED] * 2
 
 
+MIXED = EXECUTE + call("search_tools", query="air quality")
+
+
+@pytest.mark.parametrize(("mode", "search_runs"), [("paraact", True), ("decoupled", False)])
+async def test_only_paraact_explores_inside_an_execute_turn(toolspace, mode, search_runs) -> None:
+    policy = ScriptedPolicy([EXPLORE, MIXED, "<answer>x</answer>"])
+    episode = await Agent(policy, toolspace, AgentConfig(mode=mode)).run("t")
+    forecasts, (search,) = episode.turns[1].results[:2], episode.turns[1].results[2:]
+    assert all(result.ok for result in forecasts)
+    assert search.ok is search_runs
+    if not search_runs:
+        assert search.error_kind is ToolErrorKind.PHASE_CLOSED
+
+
 async def test_events_stream_to_the_episodes_end(toolspace) -> None:
     agent = Agent(ScriptedPolicy([EXPLORE, EXECUTE, "<answer>x</answer>"]), toolspace)
     kinds = [event.type async for event in agent.events("t")]

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from mcp_servers.toolenv.records import ToolRecord
-from paraagent_runtime import ConfigError, Message, Task, open_jsonl
+from paraagent_runtime import ConfigError, Message, Task, read_jsonl_lines
 
 from ..config import config_to_dict
 from ..task_source import TaskSet, build_task_set, is_catalog_task
@@ -299,17 +299,11 @@ def load_demos(path: str | Path) -> list[Demo]:
             f"demo file {str(file)!r} does not exist (run `paraagent train demos` first)"
         )
     demos = []
-    try:
-        with open_jsonl(file) as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    demos.append(Demo.model_validate_json(line))
-                except ValidationError as exc:
-                    raise ConfigError(
-                        f"{file}:{number}: not a demo record ({str(exc).splitlines()[0]})"
-                    ) from exc
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{file}: cannot read it as demo records ({exc})") from exc
+    for number, line in read_jsonl_lines(file):
+        try:
+            demos.append(Demo.model_validate_json(line))
+        except ValidationError as exc:
+            raise ConfigError(
+                f"{file}:{number}: not a demo record ({str(exc).splitlines()[0]})"
+            ) from exc
     return demos
