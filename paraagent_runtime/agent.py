@@ -41,6 +41,7 @@ from .events import (
     TurnFinished,
     TurnStarted,
 )
+from .meta import META_TOOLS
 from .modes import (
     DEFAULT_MAX_REPEATED_TURNS,
     DEFAULT_MAX_TURNS,
@@ -226,7 +227,10 @@ class Agent:
         repeats = RepeatCounter()
         for index in range(config.max_turns):
             await emit(TurnStarted(turn=index))
-            completion, model_latency = await self._complete(index, messages, session, emit)
+            exploring = not (config.mode == "decoupled" and executed)
+            completion, model_latency = await self._complete(
+                index, messages, session, emit, exploring=exploring
+            )
             turn = self._parse(completion, index)
             record = TurnRecord(
                 index=index,
@@ -294,7 +298,10 @@ class Agent:
         messages: list[Message],
         session: ToolSession,
         emit: Callable[[AgentEvent], Awaitable[None]],
+        *,
+        exploring: bool,
     ) -> tuple[Completion, float]:
+        """Ask the policy for turn ``index``; ``exploring`` false keeps meta-tools out of its format."""
         tools = None
         if self.config.pass_tool_schemas:
             tools = [spec.openai_tool() for spec in session.tools]
@@ -305,7 +312,11 @@ class Agent:
         turn_format = TurnFormat(
             mode=self.config.mode,
             max_calls=self.dispatcher.config.max_calls_per_turn,
-            tools=tuple(ToolSchema(name=s.name, parameters=s.input_schema) for s in session.tools),
+            tools=tuple(
+                ToolSchema(name=s.name, parameters=s.input_schema)
+                for s in session.tools
+                if exploring or s.name not in META_TOOLS
+            ),
             max_tokens=self.config.sampling.max_tokens,
         )
         sampling = self.config.sampling.model_copy(update={"turn_format": turn_format})

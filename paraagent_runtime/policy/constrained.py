@@ -4,8 +4,8 @@ The agent describes each turn's format (:class:`TurnFormat`: the mode, K_max and
 tools with their schemas) on ``SamplingParams.turn_format``. A local backend that constrains
 (:data:`DEFAULT_CONSTRAINED`) turns it into a Lark grammar for llguidance (:func:`turn_grammar`,
 cached per format): optional ``<think>``, then tool calls or an ``<answer>``. In ``paraact`` and
-``decoupled`` a tool turn opens with a ``<phase>`` tag, an explore turn calls only meta-tools, and
-a turn holds 1..K_max calls; in ``react`` there are no phase tags and one call per turn. Each
+``decoupled`` a tool turn opens with a ``<phase>`` tag, an explore turn calls only meta-tools (in
+``decoupled`` an execute turn calls none), and a turn holds 1..K_max calls; in ``react`` there are no phase tags and one call per turn. Each
 call is one JSON object per tool: ``name`` that tool's name, ``arguments`` its JSON schema. A
 schema llguidance rejects (look-around patterns, unknown formats) falls back to a free JSON object
 for that tool, counted on the grammar and logged.
@@ -259,7 +259,9 @@ def _cached_grammar(key: str) -> TurnGrammar:
         turns.append("answer")
     else:
         more = turn_format.max_calls - 1
-        for phase, rules in (("explore", meta), ("execute", calls)):
+        # Decoupled mode keeps exploring out of execute turns (the agent refuses such searches).
+        execute = [r for r in calls if r not in meta] if turn_format.mode == "decoupled" else calls
+        for phase, rules in (("explore", meta), ("execute", execute)):
             if rules:
                 lines.append(_block(f"{phase}_call", rules))
                 lines.append(

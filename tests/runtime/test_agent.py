@@ -12,6 +12,7 @@ import pytest
 from paraagent_runtime.agent import Agent, AgentConfig
 from paraagent_runtime.dispatch import DispatchConfig
 from paraagent_runtime.errors import ConfigError
+from paraagent_runtime.meta import META_TOOLS
 from paraagent_runtime.events import (
     AnswerEvent,
     CallFinished,
@@ -303,6 +304,29 @@ async def test_only_paraact_explores_inside_an_execute_turn(toolspace, mode, sea
     assert search.ok is search_runs
     if not search_runs:
         assert search.error_kind is ToolErrorKind.PHASE_CLOSED
+
+
+class FormatRecorder(ScriptedPolicy):
+    """A scripted policy that also keeps the callable tools of each turn's format."""
+
+    def __init__(self, turns: list[str]) -> None:
+        super().__init__(turns)
+        self.callable: list[set[str]] = []
+
+    async def complete(self, messages, *, sampling=None, tools=None, on_text=None):
+        self.callable.append({tool.name for tool in sampling.turn_format.tools})
+        return await super().complete(messages, sampling=sampling, tools=tools, on_text=on_text)
+
+
+@pytest.mark.parametrize("mode", ["paraact", "decoupled"])
+async def test_meta_tools_leave_the_turn_format_once_decoupled_exploration_closes(
+    toolspace, mode
+) -> None:
+    policy = FormatRecorder([EXPLORE, EXECUTE, "<answer>x</answer>"])
+    await Agent(policy, toolspace, AgentConfig(mode=mode)).run("t")
+    assert all(META_TOOLS <= tools for tools in policy.callable[:2])
+    assert (META_TOOLS <= policy.callable[2]) is (mode == "paraact")
+    assert policy.callable[2] - META_TOOLS == policy.callable[1] - META_TOOLS != set()
 
 
 async def test_events_stream_to_the_episodes_end(toolspace) -> None:

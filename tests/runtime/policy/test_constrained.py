@@ -205,6 +205,8 @@ def test_modes_phases_and_the_call_limit(ll_tokenizer: Any, tokenizer: Any) -> N
         (paraact, call_turn("explore", paris), False),
         (paraact, call_turn(None, paris), False),
         (decoupled, call_turn("explore", search, search), True),
+        (decoupled, call_turn("execute", paris, paris), True),
+        (decoupled, call_turn("execute", paris, search), False),
         (react, call_turn(None, paris), True),
         (react, call_turn(None, paris, paris), False),
         (react, call_turn("execute", paris), False),
