@@ -301,7 +301,7 @@ class Agent:
         *,
         exploring: bool,
     ) -> tuple[Completion, float]:
-        """Ask the policy for turn ``index``; ``exploring`` false keeps meta-tools out of its format."""
+        """Ask the policy for turn ``index`` (``exploring`` false: no meta-tool in its format)."""
         tools = None
         if self.config.pass_tool_schemas:
             tools = [spec.openai_tool() for spec in session.tools]

@@ -5,10 +5,11 @@ tools with their schemas) on ``SamplingParams.turn_format``. A local backend tha
 (:data:`DEFAULT_CONSTRAINED`) turns it into a Lark grammar for llguidance (:func:`turn_grammar`,
 cached per format): optional ``<think>``, then tool calls or an ``<answer>``. In ``paraact`` and
 ``decoupled`` a tool turn opens with a ``<phase>`` tag, an explore turn calls only meta-tools (in
-``decoupled`` an execute turn calls none), and a turn holds 1..K_max calls; in ``react`` there are no phase tags and one call per turn. Each
-call is one JSON object per tool: ``name`` that tool's name, ``arguments`` its JSON schema. A
-schema llguidance rejects (look-around patterns, unknown formats) falls back to a free JSON object
-for that tool, counted on the grammar and logged.
+``decoupled`` an execute turn calls none), and a turn holds 1..K_max calls; in ``react`` there
+are no phase tags and one call per turn. Each call is one JSON object per tool: ``name`` that
+tool's name, ``arguments`` its JSON schema. A schema llguidance rejects (look-around patterns,
+unknown formats) falls back to a free JSON object for that tool, counted on the grammar and
+logged.
 
 While decoding, a :class:`TurnConstraint` (one per generated turn) masks the tokens the grammar
 does not allow before each pick and advances by the picked token. Log-probs stay those of the
