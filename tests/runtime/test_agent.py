@@ -12,7 +12,6 @@ import pytest
 from paraagent_runtime.agent import Agent, AgentConfig
 from paraagent_runtime.dispatch import DispatchConfig
 from paraagent_runtime.errors import ConfigError
-from paraagent_runtime.meta import META_TOOLS
 from paraagent_runtime.events import (
     AnswerEvent,
     CallFinished,
@@ -21,6 +20,7 @@ from paraagent_runtime.events import (
     ErrorEvent,
     TextDelta,
 )
+from paraagent_runtime.meta import META_TOOLS
 from paraagent_runtime.policy.base import Message
 from paraagent_runtime.policy.scripted import ScriptedPolicy
 from paraagent_runtime.sources import FunctionTool, FunctionToolSource
