@@ -25,7 +25,7 @@ only in a result, and the modes part ways:
   ``inspect_tool``, one round per schema it has read, up to :data:`GUESS_HORIZON` rounds (the
   deepest chain of reveals a family has); a need its guesses miss stays unmet. It pays in loaded
   tools and explore turns instead of a second planning round, which the decoupled runtime
-  refuses (exploration is closed after the first execute turn).
+  refuses (exploration closes at the first execute turn).
 """
 
 from __future__ import annotations

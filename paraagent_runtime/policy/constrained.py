@@ -270,8 +270,12 @@ def _cached_grammar(key: str) -> TurnGrammar:
                     f"{{0,{more}}}"
                 )
                 turns.append(phase)
-        lines.append('phase: ("<phase>explore</phase>" | "<phase>execute</phase>") NL?')
-        turns.append("phase? answer")
+        # An answer may follow a phase tag, but only one of a phase the turn could open: once a
+        # decoupled episode has executed, "<phase>explore</phase>" would lead only into an answer.
+        tags = [f'"<phase>{phase}</phase>"' for phase in turns]
+        if tags:
+            lines.append(f"phase: ({' | '.join(tags)}) NL?")
+        turns.append("phase? answer" if tags else "answer")
     lines.insert(1, "turn: " + " | ".join(turns))
     if fallbacks:
         logger.warning(

@@ -198,6 +198,7 @@ def test_modes_phases_and_the_call_limit(ll_tokenizer: Any, tokenizer: Any) -> N
     paraact = TurnFormat(mode="paraact", max_calls=2, tools=tools)
     react = TurnFormat(mode="react", max_calls=1, tools=tools)
     decoupled = TurnFormat(mode="decoupled", max_calls=2, tools=tools)
+    executing = TurnFormat(mode="decoupled", max_calls=2, tools=tools[2:])
     cases = [
         (paraact, call_turn("execute", paris, paris), True),
         (paraact, call_turn("execute", paris, search), True),
@@ -207,6 +208,9 @@ def test_modes_phases_and_the_call_limit(ll_tokenizer: Any, tokenizer: Any) -> N
         (decoupled, call_turn("explore", search, search), True),
         (decoupled, call_turn("execute", paris, paris), True),
         (decoupled, call_turn("execute", paris, search), False),
+        (executing, "<phase>execute</phase>\n<answer>42</answer>", True),
+        (executing, "<phase>explore</phase>\n<answer>42</answer>", False),
+        (executing, call_turn("explore", search), False),
         (react, call_turn(None, paris), True),
         (react, call_turn(None, paris, paris), False),
         (react, call_turn("execute", paris), False),
