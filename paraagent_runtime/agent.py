@@ -263,7 +263,7 @@ class Agent:
                 return
             if turn.calls:
                 started = time.perf_counter()
-                await self._execute(record, turn, session, executed, emit)
+                await self._execute(record, turn, session, emit, exploring=exploring)
                 record.tools_latency_s = time.perf_counter() - started
                 executed = executed or infer_phase(turn.calls) == "execute"
                 record.observation = render_observations(record.results)
@@ -301,10 +301,11 @@ class Agent:
         *,
         exploring: bool,
     ) -> tuple[Completion, float]:
-        """Ask the policy for turn ``index`` (``exploring`` false: no meta-tool in its format)."""
+        """Ask the policy for turn ``index`` (``exploring`` false: no meta-tool is offered)."""
+        offered = [spec for spec in session.tools if exploring or spec.name not in META_TOOLS]
         tools = None
         if self.config.pass_tool_schemas:
-            tools = [spec.openai_tool() for spec in session.tools]
+            tools = [spec.openai_tool() for spec in offered]
 
         async def on_text(delta: str) -> None:
             await emit(TextDelta(turn=index, text=delta))
@@ -312,11 +313,7 @@ class Agent:
         turn_format = TurnFormat(
             mode=self.config.mode,
             max_calls=self.dispatcher.config.max_calls_per_turn,
-            tools=tuple(
-                ToolSchema(name=s.name, parameters=s.input_schema)
-                for s in session.tools
-                if exploring or s.name not in META_TOOLS
-            ),
+            tools=tuple(ToolSchema(name=s.name, parameters=s.input_schema) for s in offered),
             max_tokens=self.config.sampling.max_tokens,
         )
         sampling = self.config.sampling.model_copy(update={"turn_format": turn_format})
@@ -337,19 +334,23 @@ class Agent:
         record: TurnRecord,
         turn: Turn,
         session: ToolSession,
-        executed: bool,
         emit: Callable[[AgentEvent], Awaitable[None]],
+        *,
+        exploring: bool,
     ) -> None:
         """Run the turn's calls into ``record.results``, in call order.
+
+        ``exploring`` false (decoupled, after an execute turn) refuses every meta-tool call.
 
         Cancelled mid-turn, the record keeps the results of the calls that finished and a
         ``cancelled`` error for the others, so the written episode shows how far the turn got.
         """
         index = record.index
         refused: dict[str, ToolResult] = {}
-        # An execute turn that also searches would explore and execute at once, which
-        # decoupled mode forbids from its first execute turn on, that turn included.
-        if self.config.mode == "decoupled" and (executed or infer_phase(turn.calls) == "execute"):
+        # A decoupled execute turn that also searched would explore and execute at once.
+        if not exploring or (
+            self.config.mode == "decoupled" and infer_phase(turn.calls) == "execute"
+        ):
             for call in turn.calls:
                 if infer_phase([call]) == "explore":
                     refused[call.id] = ToolResult.failure(

@@ -307,23 +307,26 @@ async def test_only_paraact_explores_inside_an_execute_turn(toolspace, mode, sea
 
 
 class FormatRecorder(ScriptedPolicy):
-    """A scripted policy that also keeps the callable tools of each turn's format."""
+    """A scripted policy that also keeps the tools each turn offers (format and OpenAI list)."""
 
     def __init__(self, turns: list[str]) -> None:
         super().__init__(turns)
         self.callable: list[set[str]] = []
 
     async def complete(self, messages, *, sampling=None, tools=None, on_text=None):
-        self.callable.append({tool.name for tool in sampling.turn_format.tools})
+        offered = {tool.name for tool in sampling.turn_format.tools}
+        assert {tool["function"]["name"] for tool in tools} == offered
+        self.callable.append(offered)
         return await super().complete(messages, sampling=sampling, tools=tools, on_text=on_text)
 
 
 @pytest.mark.parametrize("mode", ["paraact", "decoupled"])
-async def test_meta_tools_leave_the_turn_format_once_decoupled_exploration_closes(
+async def test_meta_tools_are_no_longer_offered_once_decoupled_exploration_closes(
     toolspace, mode
 ) -> None:
     policy = FormatRecorder([EXPLORE, EXECUTE, "<answer>x</answer>"])
-    await Agent(policy, toolspace, AgentConfig(mode=mode)).run("t")
+    config = AgentConfig(mode=mode, pass_tool_schemas=True)
+    await Agent(policy, toolspace, config).run("t")
     assert all(META_TOOLS <= tools for tools in policy.callable[:2])
     assert (META_TOOLS <= policy.callable[2]) is (mode == "paraact")
     assert policy.callable[2] - META_TOOLS == policy.callable[1] - META_TOOLS != set()
